@@ -31,6 +31,10 @@ def test_alice_finds_the_oom_killed_worker(page, live_dashboard, screenshot):
     page.get_by_role("link", name="Events").click()
     events = page.get_by_role("table", name="Events, newest first")
     expect(events).to_contain_text("BackoffLimitExceeded")
+    # the OOM-killed worker's own events are there too, not only the job's
+    worker_events = events.get_by_role("row").filter(has_text="Pod/gpt2-finetune-worker-2")
+    expect(worker_events.first).to_be_visible()
+    expect(worker_events.filter(has_text="Started")).to_have_count(1)
     screenshot("job-detail-events")
 
 
