@@ -1,0 +1,171 @@
+"""`odh-training`, the command-line tool, run as a person runs it (a process with a
+kubeconfig) against a real simcluster: alice may edit team-nlp, bob may not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from odh.training.sdk import TrainingClient
+from tests.waiting import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMESPACE = "team-nlp"
+COMMAND = ["--", "horovodrun", "-np", "2", "python", "train.py"]
+
+
+@pytest.fixture(scope="module")
+def cli(simcluster, tmp_path_factory):
+    home = tmp_path_factory.mktemp("cli-home")
+
+    def run(*args: str, user: str = "alice", stdin: str | None = None,
+            ) -> subprocess.CompletedProcess:
+        env = dict(os.environ, KUBECONFIG=str(simcluster.kubeconfig(user)), HOME=str(home),
+                   PYTHONPATH=str(ROOT))
+        return subprocess.run([sys.executable, "-m", "odh.training.cli", *args], env=env,
+                              input=stdin, capture_output=True, text=True, timeout=120)
+    return run
+
+
+@pytest.fixture(scope="module")
+def training(simcluster):
+    with TrainingClient(kubeconfig=str(simcluster.kubeconfig("alice"))) as client:
+        yield client
+
+
+def small_job(name: str, *extra: str) -> list[str]:
+    return ["create", "--name", name, "--image", "quay.io/team-nlp/bert:1.0", "--workers",
+            "2", "--cpu", "1", "--memory", "1Gi", "--launcher-cpu", "500m",
+            "--launcher-memory", "512Mi", "--annotation", "simcluster.io/run-seconds=3000",
+            *extra, *COMMAND]
+
+
+def manifest(name: str, run_seconds: int) -> str:
+    return f"""
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: {name}
+  annotations: {{simcluster.io/run-seconds: "{run_seconds}"}}
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: quay.io/team-nlp/bert:1.0
+            command: [horovodrun, -np, "2", python, train.py]
+            resources: {{requests: {{cpu: 500m, memory: 512Mi}}}}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: quay.io/team-nlp/bert:1.0
+            resources: {{requests: {{cpu: "1", memory: 1Gi}}}}
+"""
+
+
+def test_it_creates_a_job_from_flags_and_lists_and_describes_it(cli, training):
+    created = cli(*small_job("cli-flags", "--env", "NCCL_DEBUG=INFO"))
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.startswith("Created the MPIJob team-nlp/cli-flags: 2 Workers x "
+                                     "1 CPU, 1Gi, 1 slots per worker.")
+    job = training.get_job("cli-flags", NAMESPACE)
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
+    assert worker["replicas"] == 2
+    launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert launcher["command"] == ["horovodrun", "-np", "2", "python", "train.py"]
+    assert {"name": "NCCL_DEBUG", "value": "INFO"} in launcher["env"]
+
+    listed = cli("list")
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = listed.stdout.splitlines()
+    assert header.split() == ["NAME", "TYPE", "PROJECT", "STATUS", "WORKERS", "GPUS", "AGE",
+                              "DURATION"]
+    row = next(r for r in rows if r.startswith("cli-flags "))
+    assert row.split()[1:3] == ["MPIJob", "team-nlp"]
+
+    wait_until(lambda: "Worker 1" in cli("describe", "cli-flags").stdout, 60,
+               message="the Workers in describe")
+    described = cli("describe", "cli-flags").stdout
+    assert "Job:" in described and "team-nlp/cli-flags (MPIJob)" in described
+    assert "Workers ready:" in described and "Created by:    alice" in described
+    pods = [line.split()[0] for line in described.splitlines() if line.startswith("cli-flags-")]
+    assert "cli-flags-worker-0" in pods and "cli-flags-worker-1" in pods
+    assert any(p.startswith("cli-flags-launcher") for p in pods)
+
+
+def test_it_creates_from_a_manifest_waits_and_reads_the_logs(cli):
+    created = cli("create", "-f", "-", stdin=manifest("cli-manifest", 20))
+    assert created.returncode == 0, created.stderr
+    waited = cli("wait", "cli-manifest", "--timeout", "120", "--poll", "0.3")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    assert waited.stdout.startswith("cli-manifest Succeeded after ")
+    launcher = cli("logs", "cli-manifest")
+    assert launcher.returncode == 0, launcher.stderr
+    assert "Horovod rank 0/2" in launcher.stdout
+    worker = cli("logs", "cli-manifest", "--worker", "1", "--tail", "5")
+    assert worker.returncode == 0, worker.stderr
+    assert 0 < worker.stdout.count("\n") <= 5
+    missing = cli("logs", "cli-manifest", "--worker", "7")
+    assert missing.returncode == 1
+    assert missing.stderr == ("error: Worker 7 of job team-nlp/cli-manifest has no pod (yet): "
+                              "check the job's status.\n")
+
+
+def test_it_suspends_resumes_and_deletes(cli, training):
+    assert cli(*small_job("cli-suspend")).returncode == 0
+    suspended = cli("suspend", "cli-suspend")
+    assert suspended.returncode == 0, suspended.stderr
+    assert training.get_job("cli-suspend", NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
+    wait_until(lambda: "Suspended" in cli("describe", "cli-suspend").stdout, 60,
+               message="the job to be Suspended")
+    assert cli("resume", "cli-suspend").returncode == 0
+    assert training.get_job("cli-suspend", NAMESPACE)["spec"]["runPolicy"]["suspend"] is False
+    deleted = cli("delete", "cli-suspend")
+    assert deleted.stdout == "Deleted team-nlp/cli-suspend with its Launcher and Workers.\n"
+    wait_until(lambda: cli("describe", "cli-suspend").returncode == 1, 30,
+               message="the job to be gone")
+
+
+def test_it_refuses_bad_input_field_by_field_and_creates_nothing(cli, training):
+    refused = cli(*small_job("Bad_Name", "--workers", "0"))
+    assert refused.returncode == 2
+    lines = refused.stderr.splitlines()
+    assert any(line.startswith("error: --name: ") for line in lines), lines
+    assert any(line.startswith("error: --workers: ") for line in lines), lines
+    assert "Traceback" not in refused.stderr
+    assert "Bad_Name" not in {s.name for s in training.list_jobs(NAMESPACE)}
+
+    bad_quantity = cli(*small_job("cli-bad-cpu", "--cpu", "lots"))
+    assert bad_quantity.returncode == 2
+    assert bad_quantity.stderr == ("error: --cpu: “lots” is not a quantity: write e.g. 8, "
+                                   "500m, 32Gi.\n")
+
+
+def test_a_dry_run_creates_nothing(cli, training):
+    answer = cli(*small_job("cli-dry-run", "--dry-run"))
+    assert answer.returncode == 0, answer.stderr
+    assert "dry run, nothing created" in answer.stdout
+    assert "cli-dry-run" not in {s.name for s in training.list_jobs(NAMESPACE)}
+
+
+def test_the_clusters_refusals_are_one_plain_line(cli):
+    assert cli(*small_job("cli-clash")).returncode == 0
+    clash = cli(*small_job("cli-clash"))
+    assert clash.returncode == 1
+    assert "already exists" in clash.stderr and "Traceback" not in clash.stderr
+
+    forbidden = cli(*small_job("cli-bob", "-n", NAMESPACE), user="bob")
+    assert forbidden.returncode == 1
+    assert forbidden.stderr.startswith("error: ") and "Traceback" not in forbidden.stderr
+    assert "team-nlp" in forbidden.stderr
