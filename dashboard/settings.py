@@ -222,7 +222,8 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # WARNING: 4xx answers too (404, 405...), each with its request id
+        "django.request": {"handlers": ["console"], "level": "WARNING", "propagate": False},
         "training.audit": {"handlers": ["audit"], "level": "INFO", "propagate": False},
     },
 }

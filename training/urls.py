@@ -3,7 +3,18 @@ from __future__ import annotations
 from django.urls import path
 from django.views.generic import RedirectView
 
-from .views import audit_trail, auth, cluster, health, jobs, logs, metrics, prometheus, wizard
+from .views import (
+    audit_trail,
+    auth,
+    cluster,
+    health,
+    history,
+    jobs,
+    logs,
+    metrics,
+    prometheus,
+    wizard,
+)
 
 JOB = "jobs/<str:project>/<str:kind>/<str:name>/"
 NEW = "jobs/new/<uuid:key>/"
@@ -39,6 +50,8 @@ urlpatterns = [
     path(JOB + "export/", jobs.job_export, name="training-job-export"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
+    # a finished run's history record (it outlives the job): views/history.py
+    path(JOB + "history/<str:uid>/", history.job_history, name="training-job-history"),
     path(JOB + "logs/<str:pod>/download/", logs.job_log_download,
          name="training-job-log-download"),
 ]

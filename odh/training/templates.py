@@ -28,8 +28,9 @@ HOSTFILE = "/etc/mpi/hostfile"
 @dataclass(frozen=True)
 class JobTemplate:
     slug: str
-    title: str
-    # Built-in descriptions are LazyText: translated whenever they are rendered (str()).
+    # Built-in titles and descriptions are LazyText: translated whenever they are rendered
+    # (str()); saved templates carry their own words.
+    title: str | LazyText
     description: str | LazyText
     spec: MPIJobSpec
 
@@ -95,21 +96,21 @@ def _horovod(script: str, *arguments: str) -> MPIJobSpec:
 def _builtin() -> list[JobTemplate]:
     return [
         JobTemplate(
-            slug="horovod-pytorch", title="Horovod + PyTorch",
+            slug="horovod-pytorch", title=gettext_lazy("Horovod + PyTorch"),
             description=gettext_lazy(
                 "Data-parallel PyTorch training with Horovod: 2 Workers with 1 GPU each run the "
                 "MNIST example from the Horovod image. Replace the script with yours, and keep "
                 "-np equal to workers x slots."),
             spec=_horovod("/horovod/examples/pytorch/pytorch_mnist.py", "--epochs", "3")),
         JobTemplate(
-            slug="horovod-tensorflow", title="Horovod + TensorFlow",
+            slug="horovod-tensorflow", title=gettext_lazy("Horovod + TensorFlow"),
             description=gettext_lazy(
                 "Data-parallel TensorFlow 2 (Keras) training with Horovod: 2 Workers with 1 GPU "
                 "each run the Keras MNIST example from the Horovod image. Replace the script "
                 "with yours, and keep -np equal to workers x slots."),
             spec=_horovod("/horovod/examples/tensorflow2/tensorflow2_keras_mnist.py")),
         JobTemplate(
-            slug="deepspeed-mpi", title="DeepSpeed (MPI backend)",
+            slug="deepspeed-mpi", title=gettext_lazy("DeepSpeed (MPI backend)"),
             description=gettext_lazy(
                 "DeepSpeed launched through OpenMPI on Kubeflow's DeepSpeed image: 2 Workers with "
                 "4 GPUs each, one slot per GPU. Point the command at your training script and "
@@ -124,7 +125,7 @@ def _builtin() -> list[JobTemplate]:
                 env=[EnvVar("NCCL_DEBUG", "INFO")],
                 launcher_creation_policy="WaitForWorkersReady")),
         JobTemplate(
-            slug="intel-mpi", title="Intel MPI",
+            slug="intel-mpi", title=gettext_lazy("Intel MPI"),
             description=gettext_lazy(
                 "Intel MPI on CPUs: 2 Workers compute pi with the MPI Operator's Intel example "
                 "image, over TCP (I_MPI_FABRICS=shm:ofi, FI_PROVIDER=tcp). Replace the image and "

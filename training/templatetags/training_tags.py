@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from odh.training.durations import format_duration
+from odh.training.pods import NOT_CREATED
 
 register = template.Library()
 
@@ -45,6 +46,16 @@ def role_label(replica) -> str:
         else replica.get("index")
     name = str(ROLE_NAMES.get(role, role))
     return name if index is None else f"{name} {index}"
+
+
+# reasons odh.training itself gives a replica (not the cluster's words, which stay as sent)
+OWN_REASONS = {NOT_CREATED: _("Not created")}
+
+
+@register.filter
+def replica_reason(reason: str) -> str:
+    """A replica's reason as shown: translated where odh.training made it up."""
+    return str(OWN_REASONS.get(reason, reason))
 
 
 @register.inclusion_tag("training/partials/status_label.html")

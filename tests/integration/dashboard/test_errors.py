@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import html
 import logging
+import re
+import uuid
 
 import pytest
+from django.conf import settings as django_settings
+from django.template.defaultfilters import filesizeformat
 from django.test import Client
 from django.urls import reverse
 
 from tests.dashboard_support import session_token, sign_in
 from tests.html_checks import assert_valid
+from tests.integration.dashboard.wizard.wizard_flow import draft, fill, form_values, start, step_url
 
 JOBS = reverse("training-job-list")
 GPT2 = reverse("training-job-detail", args=["team-nlp", "mpijob", "gpt2-finetune"])
+SUSPEND_GPT2 = reverse("training-job-suspend", args=["team-nlp", "mpijob", "gpt2-finetune"])
+HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _assert_error_page(r, status: int) -> str:
@@ -126,3 +133,122 @@ def test_it_turns_a_failed_htmx_swap_into_a_page_load(alice, unreachable_cluster
     r = alice.get(GPT2, {"tab": "logs"}, HTTP_HX_REQUEST="true")
     assert r.status_code == 503
     assert r["HX-Redirect"] == GPT2 + "?tab=logs"
+
+
+# -- "Try again" after a failed POST leads to a page, not to the POST-only address ------------
+def _try_again(body: str) -> str:
+    match = re.search(r'href="([^"]*)">Try again<', body)
+    assert match, "no Try again link"
+    return html.unescape(match.group(1))
+
+
+def _cluster_is_back(settings, demo_cluster) -> None:
+    from training import cluster, oauth
+
+    settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))
+    cluster.cluster_config.cache_clear()
+    oauth.reset()
+
+
+def test_it_tries_a_failed_action_again_from_the_jobs_page(alice, unreachable_cluster):
+    body = _assert_error_page(alice.post(SUSPEND_GPT2), 503)
+    link = _try_again(body)
+    assert link == GPT2
+    assert alice.get(link).status_code == 503  # the same page again, not "not allowed" (405)
+
+
+def test_it_tries_a_failed_action_again_from_the_page_it_was_sent_from(alice,
+                                                                        unreachable_cluster):
+    listing = "http://testserver" + JOBS + "?project=team-nlp"
+    body = _assert_error_page(alice.post(SUSPEND_GPT2, HTTP_REFERER=listing), 503)
+    assert _try_again(body) == listing
+
+
+def test_it_never_sends_try_again_to_another_site(alice, unreachable_cluster):
+    body = _assert_error_page(alice.post(SUSPEND_GPT2, HTTP_REFERER="https://evil.example/"),
+                              503)
+    assert _try_again(body) == GPT2
+
+
+def test_it_tries_a_failed_create_again_from_the_review(alice, request):
+    key = start(alice)
+    fill(alice, key, name=f"outage-{uuid.uuid4().hex[:6]}")
+    request.getfixturevalue("unreachable_cluster")
+    body = _assert_error_page(alice.post(reverse("training-job-new-create", args=[key])), 503)
+    assert _try_again(body) == step_url(key, "review")
+
+
+# -- htmx forms: the error is told, the form and its input stay -------------------------------
+def test_it_keeps_an_htmx_step_and_its_input_when_the_cluster_is_away(alice, request,
+                                                                      settings, demo_cluster):
+    key = start(alice)
+    url = step_url(key, "configuration")
+    typed = {**form_values(alice.get(url).content.decode(), url), "name": "typed-in-outage",
+             "action": "next"}
+    request.getfixturevalue("unreachable_cluster")
+    r = alice.post(url, typed, HTTP_HX_BOOSTED="true", HTTP_HX_TARGET="wizard",
+                   HTTP_HX_CURRENT_URL="http://testserver" + url, **HTMX)
+    body = _assert_error_page(r, 503)
+    assert "The cluster is not answering" in body
+    assert not r.has_header("HX-Redirect")  # no whole-page load of a POST-only address
+    assert r["HX-Reswap"] == "none"  # the form stays as it is, with what was typed
+    link = _try_again(body)
+    assert link == url
+    _cluster_is_back(settings, demo_cluster)
+    again = alice.get(link)
+    assert form_values(again.content.decode(), url)["name"] == "typed-in-outage"
+
+
+def test_it_tells_an_htmx_form_that_its_draft_is_gone(alice):
+    r = alice.post(step_url(str(uuid.uuid4()), "configuration"), {"name": "x"}, **HTMX)
+    body = _assert_error_page(r, 404)
+    assert "This job draft no longer exists" in body
+    assert r["HX-Reswap"] == "none"
+
+
+def test_it_tells_an_htmx_form_that_it_expired(db, demo_cluster):
+    browser = Client(enforce_csrf_checks=True)
+    sign_in(browser, demo_cluster, "alice")
+    r = browser.post(SUSPEND_GPT2, **HTMX)
+    body = _assert_error_page(r, 403)
+    assert "This form has expired" in body
+    assert r["HX-Reswap"] == "none"
+
+
+def test_it_loads_the_page_for_a_failed_htmx_read(alice, unreachable_cluster):
+    r = alice.get(GPT2, {"tab": "events"}, **HTMX)
+    assert r["HX-Redirect"] == GPT2 + "?tab=events"
+    assert not r.has_header("HX-Reswap")
+
+
+# -- 400: too large to read, or not understood -------------------------------------------------
+def test_it_explains_a_form_too_large_to_read(alice):
+    key = start(alice)
+    huge = "x" * (django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    r = alice.post(step_url(key, "resources"), {"env-0-name": "BIG", "env-0-value": huge,
+                                                 "action": "next"})
+    body = _assert_error_page(r, 400)
+    assert "What you sent is too large" in body
+    assert filesizeformat(django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE) in body
+    assert "shorten what you pasted" in body
+    assert draft(key).data.get("env") in (None, [])  # nothing half-read was kept
+
+
+def test_it_explains_a_request_it_cannot_read(alice):
+    r = alice.get(JOBS, HTTP_HOST="not-this-dashboard.example")
+    body = _assert_error_page(r, 400)
+    assert "could not read this request" in body
+
+
+# -- 4xx answers are logged with their request id ---------------------------------------------
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_it_logs_a_refused_request_with_its_request_id(alice, caplog, method):
+    from training.requestid import RequestIdFilter
+
+    with caplog.at_level(logging.INFO):
+        r = getattr(alice, method)("/no/such/page/" if method == "get" else GPT2)
+    assert r.status_code in (404, 405)
+    lines = [rec for rec in caplog.records if rec.name == "django.request"]
+    assert lines and lines[0].levelno == logging.WARNING
+    RequestIdFilter().filter(lines[0])
+    assert lines[0].request_id == r["X-Request-Id"]

@@ -18,12 +18,12 @@ Views decide; `training.drafts` turns text into a spec; `training.wizard_checks`
 - `copies`: Clone and Retry of an existing MPIJob (or of its history record).
 """
 
-from .base import DRAFT_MAX_AGE, STEPS
+from .base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_posted_input
 from .copies import job_retry
 from .create import job_new_create, job_new_save_template
 from .live import job_new_check, job_new_fix, job_new_validate
-from .steps import IMPORT_MAX_BYTES, job_new, job_new_step
+from .steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
 
-__all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "STEPS", "job_new", "job_new_check",
-           "job_new_create", "job_new_fix", "job_new_save_template", "job_new_step",
-           "job_new_validate", "job_retry"]
+__all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "INPUT_URLS", "STEPS", "import_too_big",
+           "job_new", "job_new_check", "job_new_create", "job_new_fix", "job_new_save_template",
+           "job_new_step", "job_new_validate", "job_retry", "keep_posted_input"]

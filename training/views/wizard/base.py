@@ -68,6 +68,38 @@ def get_draft_for_user(request: HttpRequest, key) -> WizardDraft:
     return draft
 
 
+# The addresses whose POST carries a step's form (the step itself, and htmx's field
+# messages, resource check and fixes, which send the whole form with its `step`).
+INPUT_URLS = ("training-job-new-step", "training-job-new-validate", "training-job-new-check",
+              "training-job-new-fix")
+
+
+def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str | None:
+    """Write what a step's form sent into the person's draft, before anything can fail.
+
+    Called before a view asks the cluster anything, and by the middleware when the person's
+    token expired (so the view does not run: they sign in again first). Returns the step's
+    address, to come back to with the input kept; None when there is no draft of this
+    person's to keep it in.
+    """
+    if url_name not in INPUT_URLS or not request.user.is_authenticated:
+        return None
+    draft = WizardDraft.objects.filter(key=kwargs.get("key"), user=request.user).first()
+    if draft is None:
+        return None
+    step = kwargs.get("step") if url_name == "training-job-new-step" \
+        else request.POST.get("step", "")
+    if step in drafts.STEP_FIELDS:
+        merge_posted_step(draft, request.POST, step)
+    return step_url(draft, step if step in STEPS else draft.step)
+
+
+def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
+    """The draft with one step's posted fields written over it, saved."""
+    draft.data = drafts.merge_post(draft.data, post, step)
+    draft.save(update_fields=["data", "updated"])
+
+
 def new_draft(request: HttpRequest, data: dict, source: str = "",
               base: dict | None = None) -> WizardDraft:
     WizardDraft.objects.filter(user=request.user,
@@ -104,7 +136,8 @@ def submitted_steps(draft: WizardDraft) -> list[str]:
 
 
 def only_mpijobs(request: HttpRequest, kind: JobKind, project: str, name: str,
-                 what: str) -> HttpResponse:
+                 action: str) -> HttpResponse:
+    """Clone or Retry (`action`: "clone" or "retry") of a job this dashboard cannot create."""
     return render(request, "training/job_retry.html", {
-        "unsupported": True, "kind": kind, "project": project, "name": name, "what": what},
-        status=400)
+        "unsupported": True, "kind": kind, "project": project, "name": name,
+        "action": action}, status=400)

@@ -11,8 +11,10 @@ from django.views.decorators.http import require_http_methods
 
 from odh.training import errors
 from odh.training.client import ClusterClient, Project
+from odh.training.findings import ValidationContext
 from odh.training.kinds import MPIJOB
-from odh.training.names import fresh_name, is_dns1035_label, random_suffix
+from odh.training.names import fresh_name, random_suffix
+from odh.training.rules_job import check_name
 from odh.training.spec import (
     ManifestError,
     MPIJobSpec,
@@ -39,7 +41,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     project, kind_slug, name = parts
     kind = kind_or_404(kind_slug)
     if kind != MPIJOB:
-        return only_mpijobs(request, kind, project, name, _("cloned"))
+        return only_mpijobs(request, kind, project, name, "clone")
     spec, from_history = get_spec_for_user(client, project, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
     draft = new_draft(request, drafts.data_from_spec(clone),
@@ -89,18 +91,32 @@ def _get_live_spec_for_user(client: ClusterClient, project: str, name: str) -> M
         raise Http404(str(e)) from None
 
 
+def _retry_name_problems(spec: MPIJobSpec, name: str, new_name: str) -> list[str]:
+    """What is wrong with the name typed for the retry, in words that say how to fix it."""
+    retry = clone_spec(spec, new_name)
+    # the job being retried is taken: "already exists in <project>: choose another name"
+    context = ValidationContext(existing_names={name})
+    return [finding.message for finding in check_name(retry, context)]
+
+
 @require_http_methods(["GET", "POST"])
 def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
     job_kind = kind_or_404(kind)
     if job_kind != MPIJOB:
-        return only_mpijobs(request, job_kind, project, name, _("retried"))
+        return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
         spec, _from_history = get_spec_for_user(client, project, name)
         context = {"spec": spec, "summary": checks.summary(spec), "project": project, "name": name,
                    "kind": job_kind}
-        new_name = request.POST.get("new_name", "")
-        if request.method == "GET" or not is_dns1035_label(new_name) or new_name == name:
+        if request.method == "GET":
             context["new_name"] = fresh_name(name, random_suffix(), max(spec.workers, 1))
+            return render(request, "training/job_retry.html", context)
+        # what was typed comes back as typed, with what to change
+        new_name = request.POST.get("new_name", "").strip()
+        context["new_name"] = new_name
+        problems = _retry_name_problems(spec, name, new_name)
+        if problems:
+            context["name_errors"] = problems
             return render(request, "training/job_retry.html", context)
         retry = clone_spec(spec, new_name)
         retry.created_by = request.user.get_username()
@@ -111,11 +127,15 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
         except errors.ClusterError as e:
             outcome = "denied" if isinstance(e, errors.Forbidden) else "failed"
             audit.record(request, "retry", MPIJOB.kind, project, new_name, outcome, e.message)
-            context["new_name"] = fresh_name(name, random_suffix(), max(spec.workers, 1))
-            context["create_problem"] = create_problem(e, retry)
+            problem = create_problem(e, retry)
+            if isinstance(e, errors.Conflict):
+                context["name_errors"] = [problem["message"]]
+            else:
+                context["create_problem"] = problem
             return render(request, "training/job_retry.html", context)
+    # structured, not a sentence: the audit trail is read in every language
     audit.record(request, "retry", MPIJOB.kind, project, new_name, "success",
-                 f"retry of {name}")
+                 f"retry_of={name}")
     messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the same "
                                 "configuration.") % {"name": name, "new": new_name})
     return redirect("training-job-detail", project, MPIJOB.slug, new_name)

@@ -3,10 +3,12 @@ and moving between the wizard's steps."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import reverse
+from django.template.defaultfilters import filesizeformat
+from django.urls import Resolver404, resolve, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -26,6 +28,7 @@ from .base import (
     fresh_data,
     get_draft_for_user,
     leave,
+    merge_posted_step,
     new_draft,
     step_url,
     submitted_steps,
@@ -133,6 +136,13 @@ def job_new_step(request: HttpRequest, key, step: str) -> HttpResponse:
     if step not in STEPS:
         raise Http404(_("There is no wizard step called “%(step)s”.") % {"step": step})
     draft = get_draft_for_user(request, key)
+    if request.method == "POST" and step in drafts.STEP_FIELDS:
+        # What was typed is kept before the cluster is asked anything: a token revoked
+        # meanwhile, or a cluster away, loses none of it.
+        merge_posted_step(draft, request.POST, step)
+        done = _post_step_without_cluster(request, draft, step)
+        if done is not None:
+            return done
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         if request.method == "GET":
@@ -144,32 +154,37 @@ def job_new_step(request: HttpRequest, key, step: str) -> HttpResponse:
             return _start(request, draft, client, projects)
         if step == "review":
             return redirect(step_url(draft, "review"))
-        return _post_step(request, draft, step, client, projects)
+        return _check_step(request, draft, step, client, projects)
 
 
-def _post_step(request: HttpRequest, draft: WizardDraft, step: str, client: ClusterClient,
-               projects: list[Project]) -> HttpResponse:
+def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
+                               step: str) -> HttpResponse | None:
+    """A step's buttons that need no cluster: add or remove a row, Cancel, Back. None for
+    Next (checked against the cluster next)."""
     post = request.POST
-    data = drafts.merge_post(draft.data, post, step)
-    action = post.get("action", "next")
     for rows in ("env", "volumes"):
         removed = post.get(f"remove_{rows}", "")
         if post.get(f"add_{rows}") or removed.isdigit():
-            data = drafts.remove_row(data, rows, int(removed)) if removed.isdigit() \
-                else drafts.add_row(data, rows)
+            data = drafts.remove_row(draft.data, rows, int(removed)) if removed.isdigit() \
+                else drafts.add_row(draft.data, rows)
             data["_advanced_open"] = True
             draft.data = data
             draft.save()
             return redirect(step_url(draft, step) + f"#{rows}")
+    action = post.get("action", "next")
     if action == "cancel":
         draft.delete()
         messages.info(request, _("The new job was cancelled; nothing was created."))
         return leave(request, reverse("training-job-list"))
-    draft.data = data
     if action == "back":
-        draft.save()
         return redirect(step_url(draft, STEPS[STEPS.index(step) - 1]))
-    _facts, _spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
+    return None
+
+
+def _check_step(request: HttpRequest, draft: WizardDraft, step: str, client: ClusterClient,
+                projects: list[Project]) -> HttpResponse:
+    """Next: on to the next step, or this one again with its messages."""
+    _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base, projects)
     if checks.errors_in(found, step):
         draft.data["_submitted"] = sorted({*submitted_steps(draft), step})
         draft.save()
@@ -178,3 +193,32 @@ def _post_step(request: HttpRequest, draft: WizardDraft, step: str, client: Clus
     draft.data["_submitted"] = [s for s in submitted_steps(draft) if s != step]
     draft.save()
     return redirect(step_url(draft, STEPS[STEPS.index(step) + 1]))
+
+
+def import_too_big(request: HttpRequest) -> HttpResponse | None:
+    """The type step again, with a message at the import field, for a paste bigger than the
+    dashboard reads at all (DATA_UPLOAD_MAX_MEMORY_SIZE: Django refuses to read the form,
+    so nothing of it can be kept). None when the request was not the type step's form."""
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return None
+    if not request.user.is_authenticated:
+        return None
+    draft = None
+    if match.url_name == "training-job-new-step" and match.kwargs.get("step") == "type":
+        draft = WizardDraft.objects.filter(key=match.kwargs.get("key"),
+                                           user=request.user).first()
+        if draft is None:
+            return None
+    elif match.url_name != "training-job-new":
+        return None
+    message = _("The pasted text is more than the %(limit)s the dashboard accepts in a form, "
+                "so it was not read and nothing was imported. An MPIJob manifest is at most "
+                "%(max)s: paste only the MPIJob, or choose its file under “Or upload a YAML "
+                "file”.") % {"limit": filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+                             "max": filesizeformat(IMPORT_MAX_BYTES)}
+    with user_client(request) as client:
+        projects = projects_for_user(request, client)
+        return render_step(request, draft, "type", client=client, projects=projects,
+                           extra={"import_form": ImportForm(), "import_error": message})

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import html
+import re
 
+import pytest
 from django.test import Client
 from django.urls import reverse
 
@@ -81,6 +84,12 @@ def test_only_mpijobs_are_cloned_here(demo_cluster, db):
     assert r.status_code == 400
     assert_valid(body)
     assert "creates MPIJobs only" in body
+    assert "The PyTorchJob “bert-classifier-ddp” cannot be cloned here" in body
+    retry = bob.get(reverse("training-job-retry", args=["research", "pytorchjob",
+                                                       "bert-classifier-ddp"]))
+    assert retry.status_code == 400
+    assert "The PyTorchJob “bert-classifier-ddp” cannot be retried here" in \
+        retry.content.decode()
 
 
 def test_cloning_a_missing_job_says_it_is_gone(alice):
@@ -126,8 +135,6 @@ def test_retry_asks_then_resubmits_under_a_new_name(alice, cluster_jobs):
     assert page.status_code == 200
     assert_valid(body)
     assert "Retry “resnet50-imagenet”?" in body
-    import re
-
     new_name = re.search(r'name="new_name" value="([^"]+)"', body).group(1)
     assert new_name.startswith("resnet50-imagenet-")
     cluster_jobs.track("team-cv", new_name)
@@ -139,3 +146,41 @@ def test_retry_asks_then_resubmits_under_a_new_name(alice, cluster_jobs):
     assert _comparable(retried) == _comparable(original)
     event = AuditEvent.objects.get(name=new_name)
     assert (event.verb, event.outcome) == ("retry", "success")
+    assert event.detail == "retry_of=resnet50-imagenet"
+
+
+RETRY_RESNET = reverse("training-job-retry", args=["team-cv", "mpijob", "resnet50-imagenet"])
+
+
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("Resnet_Retry", 'Job name "Resnet_Retry" is not valid: use lower-case letters'),
+    ("resnet50-imagenet", 'A job called "resnet50-imagenet" already exists in team-cv: '
+                          "choose another name."),
+    ("", 'Enter a job name, for example "bert-finetune".'),
+    ("r" * 60, "The name is too long: at most"),
+])
+def test_it_explains_a_retry_name_it_cannot_use_and_keeps_it(alice, cluster_jobs, typed,
+                                                             expected):
+    before = cluster_jobs.names("team-cv")
+    r = alice.post(RETRY_RESNET, {"new_name": typed})
+    assert r.status_code == 200
+    body = r.content.decode()
+    assert_valid(body)
+    field = re.search(r'<input type="text" name="new_name" value="([^"]*)"[^>]*>', body)
+    assert field and html.unescape(field.group(1)) == typed  # what they typed, to correct
+    assert 'aria-invalid="true"' in field.group(0)
+    message = body[body.index('id="id_new_name-message"'):]
+    assert expected in html.unescape(message[:message.index('class="dash-actions"')])
+    assert cluster_jobs.names("team-cv") == before
+    assert not AuditEvent.objects.filter(verb="retry").exists()
+
+
+def test_it_retries_under_the_name_typed_once_corrected(alice, cluster_jobs):
+    r = alice.post(RETRY_RESNET, {"new_name": "Resnet-Again"})
+    assert r.status_code == 200
+    cluster_jobs.track("team-cv", "resnet-again")
+    r = alice.post(RETRY_RESNET, {"new_name": " resnet-again "})
+    assert r.status_code == 302
+    assert r["Location"] == reverse("training-job-detail",
+                                    args=["team-cv", "mpijob", "resnet-again"])
+    assert "resnet-again" in cluster_jobs.names("team-cv")

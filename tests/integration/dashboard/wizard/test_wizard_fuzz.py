@@ -3,8 +3,9 @@ never a server error, and nothing half-created in the cluster."""
 
 from __future__ import annotations
 
+from django.conf import settings as django_settings
 from django.urls import reverse
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.dashboard.wizard.wizard_flow import (
@@ -86,6 +87,8 @@ def test_bad_input_ends_in_messages_and_creates_nothing_half(
     INJECTED, "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\n", "kind: MPIJob\n" * 3,
     "a: &a [1]\nb: *a\n", "{" * 200, "- - - - - - - -", "!!python/object:os.system ls",
     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: " + INJECTED + "}\n"])))
+# a paste bigger than Django reads of a form at all (DATA_UPLOAD_MAX_MEMORY_SIZE)
+@example(manifest="kind: MPIJob\n" + "x" * django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 def test_bad_imports_end_in_a_message(alice, manifest):
     r = alice.post(NEW, {"import": "1", "manifest": manifest})
     body = _ok(r)

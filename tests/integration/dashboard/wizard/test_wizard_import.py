@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template.defaultfilters import filesizeformat
 
 from tests.html_checks import assert_valid
-from tests.integration.dashboard.wizard.wizard_flow import NEW, draft, key_of, step_url
+from tests.integration.dashboard.wizard.wizard_flow import (
+    NEW,
+    draft,
+    key_of,
+    post_step,
+    start,
+    step_url,
+)
 from training.models import WizardDraft
 
 GOOD = """\
@@ -107,3 +118,37 @@ def test_a_binary_upload_is_refused(alice):
     r = alice.post(NEW, {"import": "1", "manifest_file": upload})
     assert r.status_code == 200
     assert "id_manifest-message" in r.content.decode()
+
+
+# More than Django reads of a form at all (DATA_UPLOAD_MAX_MEMORY_SIZE): a paste of a log
+# or of a whole directory of manifests by mistake.
+OVERSIZED = GOOD + "# padding\n" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 10 + 1)
+
+
+def _import_message(body: str) -> str:
+    message = body[body.index('id="id_manifest-message"'):]
+    return html.unescape(message[:message.index("</div></div></div>")])
+
+
+def test_an_oversized_paste_gets_a_message_at_the_import_field(alice):
+    r = alice.post(NEW, {"import": "1", "manifest": OVERSIZED})
+    assert r.status_code == 200
+    body = r.content.decode()
+    assert_valid(body)
+    message = _import_message(body)
+    assert "nothing was imported" in message
+    assert filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE) in message
+    assert "paste only the MPIJob" in message
+    assert not WizardDraft.objects.exists()
+
+
+def test_an_oversized_paste_keeps_the_draft_and_the_wizard(alice):
+    key = start(alice)
+    post_step(alice, key, "configuration", name="kept-over-a-big-paste", action="back")
+    r = alice.post(step_url(key, "type"), {"import": "1", "manifest": OVERSIZED},
+                   HTTP_HX_REQUEST="true", HTTP_HX_BOOSTED="true", HTTP_HX_TARGET="wizard")
+    assert r.status_code == 200  # htmx swaps it in: the message shows in place
+    body = r.content.decode()
+    assert body.lstrip().startswith('<div id="wizard"')
+    assert "nothing was imported" in _import_message(body)
+    assert draft(key).data["name"] == "kept-over-a-big-paste"

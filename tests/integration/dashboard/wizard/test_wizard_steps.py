@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.urls import reverse
 
@@ -44,6 +46,17 @@ def test_the_first_step_offers_job_types_templates_and_import(alice):
     assert "Horovod" in body  # a built-in template
     assert "Paste an MPIJob manifest (YAML)" in body
     assert not WizardDraft.objects.exists()  # looking creates nothing
+
+
+def test_it_shows_the_built_in_templates_in_the_persons_language(alice, monkeypatch):
+    from odh.training import i18n
+
+    english = i18n._translate
+    monkeypatch.setattr(i18n, "_translate", lambda message: f"«{english(message)}»")
+    body = html.unescape(alice.get(NEW).content.decode())
+    for title in ("Horovod + PyTorch", "Horovod + TensorFlow", "DeepSpeed (MPI backend)",
+                  "Intel MPI"):
+        assert f"«{title}»" in body
 
 
 def test_each_step_has_labelled_fields_and_valid_html(alice):

@@ -1,0 +1,116 @@
+"""A finished job's history record, and what the "no longer exists" page offers from it.
+
+The record's page is at /jobs/<project>/<type>/<name>/history/<uid>/: the job's own
+address (JOB in training/urls.py) plus the uid of the run it records. One job name has as
+many records as runs under that name (a uid each), so the uid picks the run; the project
+and type in the address are what access is decided on *before* the database is read (a
+record of a project one may not see is 403 whether it exists or not), and the breadcrumb,
+Clone and Retry read the job's name from it like every other job page.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from odh.training import errors
+from odh.training.access import Access, AccessCache, allowed
+from odh.training.client import ClusterClient, is_namespace_name
+from odh.training.kinds import KINDS, MPIJOB, JobKind
+from odh.training.spec import ManifestError, read_manifest
+
+from .. import session
+from .. import wizard_checks as checks
+from ..cluster import user_client
+from ..models import JobHistory
+from ..projects import kind_or_404
+
+# "may this person get <type> in <project>?", kept a minute like the live updates' answers
+HISTORY_ACCESS = AccessCache(ttl=60.0)
+
+
+def newest_history(project: str, kind: JobKind, name: str) -> JobHistory | None:
+    """The newest record of a job name: the one clone-from-history copies."""
+    return JobHistory.objects.filter(namespace=project, kind=kind.kind, name=name).first()
+
+
+def _get_history_for_user(request: HttpRequest, client: ClusterClient, project: str,
+                          kind: JobKind, name: str, uid: str) -> JobHistory:
+    """The record, if the cluster lets this person get that type of job in the project (a
+    SelfSubjectAccessReview with their token), else PermissionDenied."""
+    if not is_namespace_name(project):
+        raise PermissionDenied
+    access = Access("get", kind.plural, kind.group)
+    if not allowed(client, session.token(request), project, access, HISTORY_ACCESS):
+        raise PermissionDenied
+    record = JobHistory.objects.filter(namespace=project, kind=kind.kind, name=name,
+                                       uid=uid).first()
+    if record is None:
+        raise Http404(_("The %(type)s “%(name)s” in project “%(project)s” has no history "
+                        "record “%(uid)s”.") % {"type": kind.label, "name": name,
+                                                "project": project, "uid": uid})
+    return record
+
+
+def _live_uid(client: ClusterClient, kind: JobKind, project: str, name: str) -> str | None:
+    """The uid of the job of that name in the cluster now, or None if there is none."""
+    try:
+        job = client.get_job(kind, project, name)
+    except errors.NotFound:
+        return None
+    return str((job.get("metadata") or {}).get("uid") or "")
+
+
+def _configuration(record: JobHistory, kind: JobKind) -> dict:
+    """What the stored manifest asked for, in the product's words."""
+    if kind == MPIJOB:
+        try:
+            spec = read_manifest(record.spec)
+        except ManifestError:
+            return {}
+        return {"spec": spec, "summary": checks.summary(spec)}
+    replica_specs = ((record.spec or {}).get("spec") or {}).get(kind.replica_specs_field) or {}
+    if not isinstance(replica_specs, dict):
+        return {}
+    return {"replicas": [{"role": role, "count": (specs or {}).get("replicas", 1)}
+                         for role, specs in replica_specs.items()]}
+
+
+@require_GET
+def job_history(request: HttpRequest, project: str, kind: str, name: str,
+                uid: str) -> HttpResponse:
+    job_kind = kind_or_404(kind)
+    with user_client(request) as client:
+        record = _get_history_for_user(request, client, project, job_kind, name, uid)
+        live_uid = _live_uid(client, job_kind, project, name)
+    newest = newest_history(project, job_kind, name)
+    # Clone and Retry copy the job as it is now, or (once it is gone) its newest record:
+    # offered only when that is this run
+    this_run = live_uid == record.uid if live_uid is not None else newest == record
+    context = {
+        "record": record, "kind": job_kind, "project": project, "name": name,
+        "job_exists": live_uid is not None, "same_job": live_uid == record.uid,
+        "newest": newest, "copyable": job_kind == MPIJOB and this_run,
+        **_configuration(record, job_kind),
+    }
+    return render(request, "training/job_history.html", context)
+
+
+def missing_job_history(request: HttpRequest) -> dict:
+    """Context for the "this job no longer exists" page of a job's address: the newest
+    history record of that project/type/name, if there is one. No cluster call: the
+    cluster has just said the job is not there (a 404, not a 403, so this person may get
+    that type of job in the project; the record's page asks again)."""
+    match = getattr(request, "resolver_match", None)
+    kwargs = match.kwargs if match is not None else {}
+    kind = KINDS.get(str(kwargs.get("kind", "")))
+    project, name = kwargs.get("project"), kwargs.get("name")
+    if kind is None or not project or not name:
+        return {}
+    record = newest_history(project, kind, name)
+    if record is None:
+        return {}
+    return {"history": record, "history_kind": kind, "history_clone": kind == MPIJOB}
