@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .cluster import Cluster
 
 Obj = dict[str, Any]
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -94,9 +95,9 @@ class Admission:
         obj.pop("status", None) if rt.has_status and rt.custom else None
         obj = schema.admit(rt, obj, field_validation)
         obj = strategies.prepare_create(self.cluster, rt, obj, user)
-        if rt.plural == "pods":
-            self._limit_ranges(obj)
+        if rt.plural == "pods":  # API defaulting (requests from limits), then LimitRanger
             strategies.default_pod_requests(obj.get("spec") or {})
+            self._limit_ranges(obj)
         if rt.namespaced:
             self._quota(rt, obj)
         return obj
@@ -137,18 +138,40 @@ class Admission:
 
     # -- LimitRanger ------------------------------------------------------------------------
     def _limit_ranges(self, pod: Obj) -> None:
+        """Each LimitRange's Container defaults fill what a container leaves out (noted in
+        the `kubernetes.io/limit-ranger` annotation, as the plugin words it); then, as
+        the plugin's validation runs after every mutation, the max/min are checked."""
         ns = pod["metadata"].get("namespace", "")
-        for lr in self.store.iter_raw(self.cluster.rt("limitranges"), ns):
+        containers = (pod.get("spec") or {}).get("containers") or []
+        ranges = list(self.store.iter_raw(self.cluster.rt("limitranges"), ns))
+        for lr in ranges:
+            items = [limit for limit in (lr.get("spec") or {}).get("limits") or []
+                     if limit.get("type") == "Container"]
+            defaults: dict[str, Obj] = {"limits": {}, "requests": {}}
+            for limit in items:
+                defaults["limits"].update(limit.get("default") or {})
+                defaults["requests"].update(limit.get("defaultRequest") or {})
+            notes: list[str] = []
+            for c in containers:
+                res = c.setdefault("resources", {})
+                set_by: dict[str, list[str]] = {"requests": [], "limits": []}
+                for target in ("requests", "limits"):
+                    for rname, value in defaults[target].items():
+                        if rname not in (res.get(target) or {}):
+                            res.setdefault(target, {})[rname] = value
+                            set_by[target].append(rname)
+                for target, word in (("requests", "request"), ("limits", "limit")):
+                    if set_by[target]:
+                        notes.append(f"{', '.join(sorted(set_by[target]))} {word} for "
+                                     f"container {c.get('name', '')}")
+            if notes:
+                pod["metadata"].setdefault("annotations", {})[LIMIT_RANGER_ANNOTATION] = (
+                    "LimitRanger plugin set: " + "; ".join(notes))
+        for lr in ranges:
             for limit in (lr.get("spec") or {}).get("limits") or []:
-                if limit.get("type") != "Container":
-                    continue
-                for c in (pod.get("spec") or {}).get("containers") or []:
-                    res = c.setdefault("resources", {})
-                    for key, target in (("default", "limits"), ("defaultRequest", "requests")):
-                        for rname, value in (limit.get(key) or {}).items():
-                            if rname not in (res.get(target) or {}):
-                                res.setdefault(target, {})[rname] = value
-                    self._check_limit_range(pod, c, limit, lr["metadata"]["name"])
+                if limit.get("type") == "Container":
+                    for c in containers:
+                        self._check_limit_range(pod, c, limit, lr["metadata"]["name"])
 
     def _check_limit_range(self, pod: Obj, container: Obj, limit: Obj, lr_name: str) -> None:
         res = container.get("resources") or {}

@@ -197,7 +197,9 @@ class Api:
         if request.method != "GET":
             raise errors.method_not_allowed()
         if path == "/metrics":  # the API server's request metrics (requestmetrics.py)
-            return web.Response(body=self.cluster.request_metrics.render().encode(),
+            text = (self.cluster.request_metrics.render()
+                    + self.cluster.mpi_operator_metrics.render())
+            return web.Response(body=text.encode(),
                                 headers={"Content-Type": requestmetrics.CONTENT_TYPE})
         doc = self.cluster.discovery.document(path)
         if doc is None:

@@ -13,10 +13,16 @@ inherits them from its owners (Pod -> launcher Job -> MPIJob), the closest owner
 | `simcluster.io/failure-worker` | index of the worker the failure hits (default 0) |
 | `simcluster.io/failure-after-seconds` | when it hits, after training starts (default 60% of run) |
 | `simcluster.io/exit-code` | the launcher's exit code for `exit-code` (default 1) |
+
+Limits of the simulation: at most MAX_EPOCHS epochs (a larger value is clamped) and at most
+MAX_REPLICAS pods per replica type of a training job. `annotation_warnings` says what a
+job's annotations ask for that simcluster does not do; the training-job controllers record
+it as Warning events on the job.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +42,14 @@ EXIT_CODE = PREFIX + "exit-code"
 FAILURES = ("oom", "image-pull", "mpi-connection-refused", "hang", "evict", "exit-code")
 DEFAULT_RUN_SECONDS = 90.0
 DEFAULT_EPOCHS = 10
+MAX_EPOCHS = 1000  # larger values are clamped (two log lines per epoch)
+MAX_REPLICAS = 1000  # pods per replica type that the training-job controllers create
+KNOWN = {RUN_SECONDS: "number", EPOCHS: "integer", FAILURE: "failure",
+         FAILURE_WORKER: "integer", FAILURE_AFTER: "number", EXIT_CODE: "integer"}
+DEFAULTS = {RUN_SECONDS: "90", EPOCHS: str(DEFAULT_EPOCHS), FAILURE_WORKER: "0",
+            FAILURE_AFTER: "60% of run-seconds", EXIT_CODE: "1"}
+UNKNOWN_REASON = "UnknownSimclusterAnnotation"
+INVALID_REASON = "InvalidSimclusterAnnotation"
 
 
 @dataclass(frozen=True)
@@ -60,9 +74,9 @@ def _num(value: str | None, default: float, cast=float) -> Any:
         return default
     try:
         n = cast(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
-    return n if n >= 0 else default
+    return n if n >= 0 and math.isfinite(n) else default
 
 
 def owner_chain(cluster: Cluster, obj: Obj, depth: int = 3) -> list[Obj]:
@@ -103,9 +117,44 @@ def behaviour_for(cluster: Cluster, obj: Obj) -> Behaviour:
     after = a.get(FAILURE_AFTER)
     return Behaviour(
         run_seconds=_num(a.get(RUN_SECONDS), DEFAULT_RUN_SECONDS),
-        epochs=max(1, _num(a.get(EPOCHS), DEFAULT_EPOCHS, int)),
+        epochs=max(1, min(MAX_EPOCHS, _num(a.get(EPOCHS), DEFAULT_EPOCHS, int))),
         failure=failure,
         failure_worker=_num(a.get(FAILURE_WORKER), 0, int),
         failure_after=_num(after, 0.0) if after is not None else None,
         exit_code=max(1, min(255, _num(a.get(EXIT_CODE), 1, int))),
     )
+
+
+def annotation_warnings(obj: Obj) -> list[tuple[str, str]]:
+    """(reason, message) for each `simcluster.io/` annotation of `obj` that simcluster does
+    not carry out as written: an unknown name or failure, a value that is not a number
+    (the default is used), more epochs than MAX_EPOCHS (clamped)."""
+    out: list[tuple[str, str]] = []
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    for key in sorted(annotations):
+        if not key.startswith(PREFIX):
+            continue
+        value = str(annotations[key])
+        kind = KNOWN.get(key)
+        if kind is None:
+            out.append((UNKNOWN_REASON, f"unknown annotation {key} is ignored; simcluster "
+                        f"knows {', '.join(sorted(KNOWN))}"))
+        elif kind == "failure":
+            if value and value not in FAILURES:
+                out.append((UNKNOWN_REASON, f'{key}: "{value}" is not a failure simcluster '
+                            f"simulates, so the job runs without one; valid values: "
+                            f"{', '.join(FAILURES)}"))
+        elif _num(value, None, int if kind == "integer" else float) is None:
+            out.append((INVALID_REASON, f'{key}: "{value}" is not a non-negative '
+                        f"{'whole ' if kind == 'integer' else ''}number; using the default "
+                        f"({DEFAULTS[key]})"))
+        elif key == EPOCHS and int(value) > MAX_EPOCHS:
+            out.append((INVALID_REASON, f"{key}: {value} is more than simcluster simulates; "
+                        f"using {MAX_EPOCHS} epochs"))
+    return out
+
+
+def replicas_warning(kind: str, rtype: str, replicas: int) -> str:
+    """The message for a replica count above MAX_REPLICAS."""
+    return (f"simcluster creates at most {MAX_REPLICAS} {rtype} pods per {kind}: "
+            f"{rtype.lower()}s {MAX_REPLICAS}..{replicas - 1} of {replicas} are not created")

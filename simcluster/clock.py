@@ -18,6 +18,10 @@ from datetime import UTC, datetime
 
 log = logging.getLogger("simcluster.clock")
 
+# In real time, due timers run in slices of at most this many (real) seconds; the
+# controllers reconcile once after a slice, then requests get the event loop.
+SLICE_SECONDS = 0.02
+
 
 class Clock:
     def __init__(self, speed: float = 1.0) -> None:
@@ -30,6 +34,7 @@ class Clock:
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self.after_each: Callable[[], None] = lambda: None  # the controller pump
+        self.after_slice: Callable[[], None] | None = None  # in real time (else after_each)
 
     # -- reading time ---------------------------------------------------------------
     def now(self) -> float:
@@ -56,11 +61,15 @@ class Clock:
             self._wakeup.set()
 
     def _run_timer(self, fn: Callable[[], None]) -> None:
+        self._call(fn)
+        self.after_each()
+
+    @staticmethod
+    def _call(fn: Callable[[], None]) -> None:
         try:
             fn()
         except Exception:  # a timer's error must never stop the cluster
             log.exception("timer callback failed")
-        self.after_each()
 
     def begin_warp(self, start: float) -> None:
         """Move the clock to `start` in the past; time stands still until finish_warp.
@@ -108,13 +117,26 @@ class Clock:
                 pass
 
     async def _drive(self) -> None:
+        """Run due timers. However many are due (a thousand pods starting at once, a
+        reconcile that requeues itself), the event loop is handed back after every
+        slice, so the API keeps answering; the controllers catch up once per slice."""
         assert self._wakeup is not None
         while True:
             now = time.time()
+            ran = 0
+            slice_end = time.monotonic() + SLICE_SECONDS
             while self._timers and self._timers[0][0] <= now:
                 _, _, fn = heapq.heappop(self._timers)
-                self._run_timer(fn)
+                self._call(fn)
+                ran += 1
+                if time.monotonic() >= slice_end:
+                    self._call(self.after_slice or self.after_each)
+                    ran = 0
+                    await asyncio.sleep(0)
+                    slice_end = time.monotonic() + SLICE_SECONDS
                 now = time.time()
+            if ran:
+                self._call(self.after_slice or self.after_each)
             self._wakeup.clear()
             timeout = (self._timers[0][0] - now) if self._timers else None
             try:

@@ -10,7 +10,7 @@ from .admission import Admission
 from .auth import Attributes, Authenticator, Authorizer, UserInfo
 from .clock import Clock
 from .controllers import all_controllers
-from .controllers.base import Manager
+from .controllers.base import SLICE_SECONDS, Manager
 from .discovery import KUBE_VERSION, Discovery
 from .events import EventRecorder
 from .gc import Deleter, GarbageCollector, NamespaceController
@@ -18,7 +18,7 @@ from .logs import LogServer
 from .oauth import OAuthServer
 from .quota import QuotaController, QuotaUsage
 from .rbac_aggregation import ClusterRoleAggregator
-from .requestmetrics import RequestMetrics
+from .requestmetrics import MPIOperatorMetrics, RequestMetrics
 from .resources import Registry, ResourceType
 from .store import Store
 from .virtual import virtual_handlers
@@ -43,6 +43,7 @@ class Cluster:
         self.bookmark_interval = bookmark_interval
         self.open_watches = 0
         self.request_metrics = RequestMetrics()  # /metrics on the API port
+        self.mpi_operator_metrics = MPIOperatorMetrics()  # appended to /metrics
         self.events = EventRecorder(self.store)
         self.authn = Authenticator(self.store, self.registry)
         self.authz = Authorizer(self.store, self.registry)
@@ -65,7 +66,8 @@ class Cluster:
         self.manager.add(ClusterRoleAggregator(self))
         for controller in all_controllers(self):
             self.manager.add(controller)
-        self.clock.after_each = self.manager.pump
+        self.clock.after_each = self.manager.pump  # the warp: every reaction at its time
+        self.clock.after_slice = lambda: self.manager.pump(seconds=SLICE_SECONDS)
 
     # -- lookups ---------------------------------------------------------------------------------
     def rt(self, plural: str, group: str | None = None) -> ResourceType:

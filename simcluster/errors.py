@@ -81,8 +81,21 @@ def invalid(rt: ResourceType, kind: str, name: str, causes: list[dict[str, str]]
         422,
         "Invalid",
         f'{kind}.{rt.group or ""}'.rstrip(".") + f' "{name}" is invalid: {joined}',
-        _details(rt, name, causes=causes),
+        _invalid_details(rt, kind, name, causes),
     )
+
+
+def _invalid_details(rt: ResourceType, kind: str, name: str,
+                     causes: list[dict[str, str]]) -> dict[str, Any]:
+    """NewInvalid's details name the Kind ("MPIJob"), not the plural the other errors use."""
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    if rt.group:
+        d["group"] = rt.group
+    d["kind"] = kind
+    d["causes"] = causes
+    return d
 
 
 def field_cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict[str, str]:

@@ -15,6 +15,9 @@ in the Prometheus text format:
   component}`: requests open now that the API server treats as long-running (watches and
   `pods/log`).
 
+After them come the MPI Operator's own metrics (`MPIOperatorMetrics`): a real cluster
+serves those from the operator's pod (port 8080), which simcluster does not have.
+
 One difference: a request is counted when its answer starts (the status line is sent), so
 a watch or a followed log counts when it opens; the real API server counts those when they
 end. Counting at the start is what measuring "watches opened per minute" needs
@@ -90,6 +93,33 @@ class RequestMetrics:
                   "# TYPE apiserver_longrunning_requests gauge"]
         for labels, n in sorted(self.long_running.items()):
             lines.append(f"apiserver_longrunning_requests{{{_format(labels)}}} {n}")
+        return "\n".join(lines) + "\n"
+
+
+class MPIOperatorMetrics:
+    """mpi-operator v0.8.2's Prometheus metrics, counted by the simulated operator as
+    upstream counts them: `created` at a job's first sync (its Created condition),
+    `successful` / `failed` when the status sync sees the launcher Job complete / fail
+    (not for MPIJobEvicted), `job_info` 1 for every (launcher, namespace) it has seen."""
+
+    def __init__(self) -> None:
+        self.created = 0
+        self.successful = 0
+        self.failed = 0
+        self.job_info: set[tuple[str, str]] = set()
+
+    def render(self) -> str:
+        lines = []
+        for name, value in (("created", self.created), ("successful", self.successful),
+                            ("failed", self.failed)):
+            metric = f"mpi_operator_jobs_{name}_total"
+            lines += [f"# HELP {metric} Counts number of MPI jobs {name}",
+                      f"# TYPE {metric} counter", f"{metric} {value}"]
+        lines += ["# HELP mpi_operator_job_info Information about MPIJob",
+                  "# TYPE mpi_operator_job_info gauge"]
+        for launcher, namespace in sorted(self.job_info):
+            lines.append(f'mpi_operator_job_info{{launcher="{_escape(launcher)}",'
+                         f'namespace="{_escape(namespace)}"}} 1')
         return "\n".join(lines) + "\n"
 
 

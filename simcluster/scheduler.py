@@ -6,6 +6,8 @@ scheduler's unschedulable queue does it, when the cluster changed in a way that 
 room (a bound pod finished or went away, a node was added or changed) once its back-off
 (1 s doubling to 10 s) has passed, and otherwise every RETRY_SECONDS. Each failed attempt
 records the FailedScheduling event again; identical events aggregate (count grows).
+A pass makes at most BATCH attempts and leaves the rest to a pass right after it, so a
+thousand pending pods never hold the event loop.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ QUEUE_KEY: Key = ("", "scheduling-queue")
 RETRY_SECONDS = 30.0
 BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 10.0
+BATCH = 100  # scheduling attempts per pass; more pending pods are tried in the next pass
+BATCH_REQUEUE = 0.01  # nominal seconds before that next pass
 
 
 @dataclass
@@ -141,11 +145,15 @@ class Scheduler(Controller):
                                     p["metadata"].get("namespace", ""), p["metadata"]["name"]))
         now = self.clock.now()
         next_due: float | None = None
+        attempts = 0
         for pod in pending:
             due = self._due(pod["metadata"]["uid"])
             if due > now:
                 next_due = due if next_due is None else min(next_due, due)
                 continue
+            if attempts == BATCH:
+                return BATCH_REQUEUE  # next_due is found again by the next pass
+            attempts += 1
             needs = requests[pod["metadata"]["uid"]]
             chosen, rejected = scheduling.choose(pod, needs, nodes.values())
             if chosen is not None:

@@ -8,12 +8,15 @@ ORTE help texts, sshd, Python tracebacks).
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import scheduling
+from .behaviour import MAX_REPLICAS
 from .workloads import JOB_NAME, REPLICA_INDEX, REPLICA_TYPE, Program, Run, seeded
 
 Obj = dict[str, Any]
@@ -25,6 +28,8 @@ WORKER_POLL_SECONDS = 2.0  # how often the launcher looks for its workers
 SSH_REPORT_SECONDS = 10.0  # ssh gives up after ConnectionAttempts=10 (about 10 s)
 WORKER_WAIT_SECONDS = 120.0  # then mpirun gives up
 RENDEZVOUS_LOG_SECONDS = 10.0
+RANK_LINES = 32  # "Horovod rank ... started" lines before one line sums up the rest
+MAX_NP = 2**31 - 1
 
 RULE = "-" * 74
 ORTE_DAEMON_LAUNCH = [
@@ -61,6 +66,41 @@ def orte_node_died(host: str) -> list[str]:
             "connection to the node, or possibly an internal failure of",
             "the daemon itself. We cannot recover from this failure, and",
             "therefore will terminate the job.", RULE]
+
+
+Moment = tuple[float, Callable[[], None]]  # (nominal seconds after the start, what happens)
+
+
+class Timeline:
+    """Moments of a run, in order, with one timer pending at a time.
+
+    `moments` are (offset, fn) sorted by offset; they may be a lazy generator, so a run of
+    a thousand epochs never has thousands of timers queued. Every moment is due when it
+    would have been had all been scheduled at the start (at the speed of that moment: a
+    run begun during the scenario's time warp keeps its pace), and timers end with the run.
+    """
+
+    def __init__(self, run: Run, *moments: Iterable[Moment]) -> None:
+        self.run = run
+        self.clock = run.cluster.clock
+        self.start = self.clock.now()
+        self.speed = self.clock.speed
+        self._moments: Iterator[Moment] = heapq.merge(*moments, key=lambda m: m[0])
+        self._next()
+
+    def _next(self) -> None:
+        moment = next(self._moments, None)
+        if moment is None:
+            return
+        offset, fn = moment
+        due = self.start + max(0.0, offset) / self.speed
+        self.run.after((due - self.clock.now()) * self.clock.speed, lambda: self._fire(fn))
+
+    def _fire(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        finally:
+            self._next()
 
 
 def _pod(run: Run, name: str) -> Obj | None:
@@ -145,7 +185,7 @@ def _mpi_world(run: Run) -> MpiWorld:
     spec = mpijob.get("spec") or {}
     world.slots = max(1, int(spec.get("slotsPerWorker") or 1))
     worker = (spec.get("mpiReplicaSpecs") or {}).get("Worker") or {}
-    replicas = int(worker.get("replicas") or 0)
+    replicas = min(int(worker.get("replicas") or 0), MAX_REPLICAS)  # what the operator made
     world.workers = [(f"{job}-worker-{i}", f"{job}-worker-{i}.{job}.{run.namespace}.svc")
                      for i in range(replicas)]
     mount = str(spec.get("sshAuthMountPath") or "/root/.ssh").rstrip("/")
@@ -159,8 +199,10 @@ def _np(argv: list[str], default: int) -> int:
     for flag in ("-np", "-n", "--np", "-c"):
         if flag in argv:
             i = argv.index(flag)
-            if i + 1 < len(argv) and argv[i + 1].isdigit():
-                return max(1, int(argv[i + 1]))
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            if value.isascii() and value.isdigit():
+                digits = value.lstrip("0") or "0"
+                return MAX_NP if len(digits) > 10 else max(1, min(MAX_NP, int(digits)))
     return default
 
 
@@ -242,10 +284,14 @@ class MpiLauncher(Program):
                               f"{my_ip} port {port} ssh2: ECDSA SHA256:{fingerprint}")
         hosts = world.hosts or [run.pod_name]
         per_host = world.slots if world.workers else self.np
-        for rank in range(self.np):
+        for rank in range(min(self.np, RANK_LINES)):
             host = hosts[min(rank // per_host, len(hosts) - 1)]
             run.write(self.out(rank, f"Horovod rank {rank}/{self.np} (local rank "
                                      f"{rank % per_host}) started on {host}"))
+        if self.np > RANK_LINES:  # not Horovod's: simcluster does not log every rank
+            run.write(self.out(0, f"Horovod ranks {RANK_LINES}..{self.np - 1} started "
+                                  f"({self.np - RANK_LINES} more ranks on {len(hosts)} "
+                                  f"host(s); simcluster logs the first {RANK_LINES})"))
         first = _pod(run, world.workers[0][0]) if world.workers else None
         gpu = _uses_gpu(first or {}) or _uses_gpu(run.pod())
         self.model = rng.choice(["ResNet-50", "ResNet-101", "BERT-base", "VGG-16"])
@@ -260,12 +306,15 @@ class MpiLauncher(Program):
             return  # start-up printed; the collective never completes
         self.steps = rng.choice([200, 390, 500])
         epoch = b.run_seconds / b.epochs
-        for k in range(1, b.epochs + 1):
-            run.after((k - 0.5) * epoch, lambda k=k: self._step(k))
-            run.after(k * epoch, lambda k=k: self._epoch(k))
-        run.after(b.run_seconds + 0.5, self._finish)
+
+        def epochs() -> Iterator[Moment]:
+            for k in range(1, b.epochs + 1):
+                yield (k - 0.5) * epoch, lambda k=k: self._step(k)
+                yield k * epoch, lambda k=k: self._epoch(k)
+        ends: list[Moment] = [(b.run_seconds + 0.5, self._finish)]
         if world.job and b.failure in ("oom", "evict", "exit-code"):
-            run.after(min(b.failure_at, b.run_seconds), self._failure)
+            ends.insert(0, (min(b.failure_at, b.run_seconds), self._failure))
+        self.timeline = Timeline(run, epochs(), sorted(ends, key=lambda m: m[0]))
 
     def _throughput(self, k: int) -> float:
         return self.per_rank * self.np * (1 + 0.02 * math.sin(self.seed * 77 + k))
@@ -371,7 +420,8 @@ class Trainer(Program):
             or {}
         self.members = [f"{self.job}-{rtype.lower()}-{i}" for rtype, rs in sorted(specs.items())
                         if rtype.lower() != "evaluator"
-                        for i in range(int((rs or {}).get("replicas") or 1))]
+                        for i in range(min(int((rs or {}).get("replicas") or 1),
+                                           MAX_REPLICAS))]
         types = {t.lower() for t in specs}
         self.coordinator = not self.job or self.rtype in ("master", "chief") or (
             self.rtype == "worker" and self.index == 0 and not types & {"master", "chief"})
@@ -427,14 +477,18 @@ class Trainer(Program):
                 run.after(b.run_seconds + 1, lambda: run.exit(0))
             return
         epoch = b.run_seconds / b.epochs
-        for k in range(1, b.epochs + 1):
-            run.after((k - 1) * epoch + 0.1, lambda k=k: self._epoch_start(k))
-            if self.kind == "PyTorchJob":
-                run.after((k - 0.5) * epoch, lambda k=k: self._epoch_middle(k))
-            run.after(k * epoch, lambda k=k: self._epoch_end(k, epoch))
-        run.after(b.run_seconds + 0.5, self._finish)
+        lead = min(0.1, epoch / 4)  # the epoch's first line, before its middle
+
+        def epochs() -> Iterator[Moment]:
+            for k in range(1, b.epochs + 1):
+                yield (k - 1) * epoch + lead, lambda k=k: self._epoch_start(k)
+                if self.kind == "PyTorchJob":
+                    yield (k - 0.5) * epoch, lambda k=k: self._epoch_middle(k)
+                yield k * epoch, lambda k=k: self._epoch_end(k, epoch)
+        ends: list[Moment] = [(b.run_seconds + 0.5, self._finish)]
         if failure in ("oom", "evict", "exit-code"):
-            run.after(min(b.failure_at, b.run_seconds), self._failure)
+            ends.insert(0, (min(b.failure_at, b.run_seconds), self._failure))
+        self.timeline = Timeline(run, epochs(), sorted(ends, key=lambda m: m[0]))
 
     def _epoch_start(self, k: int) -> None:
         if self.failed:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..clock import SLICE_SECONDS  # a pump between requests stops after this long
 from ..store import Change
 
 if TYPE_CHECKING:
@@ -109,16 +111,20 @@ class Manager:
 
     def _pump_soon(self) -> None:
         self._pump_scheduled = False
-        self.pump(limit=2000)
+        self.pump(limit=2000, seconds=SLICE_SECONDS)
 
-    def pump(self, limit: int | None = None) -> None:
-        """Reconcile queued keys until the queue is empty (or `limit` is reached)."""
+    def pump(self, limit: int | None = None, seconds: float | None = None) -> None:
+        """Reconcile queued keys until the queue is empty, or `limit` keys or `seconds`
+        (real) are reached: the rest is reconciled soon, after the event loop has served
+        what waits (requests)."""
         done = 0
+        deadline = None if seconds is None else time.monotonic() + seconds
         while self._queue:
             (_, key), controller = self._queue.popitem(last=False)
             self._reconcile(controller, key)
             done += 1
-            if limit is not None and done >= limit:
+            if (limit is not None and done >= limit) or (
+                    deadline is not None and time.monotonic() >= deadline):
                 self._schedule_pump()
                 return
 

@@ -31,7 +31,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from .. import errors
+from .. import behaviour, errors
 from ..store import Change
 from . import mpijob_objects as objects
 from .base import Controller, Key
@@ -57,6 +57,11 @@ Obj = dict[str, Any]
 COMPONENT = "mpi-job-controller"
 MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 RESOURCE_EXISTS = 'Resource "{}" of Kind "" already exists and is not managed by MPIJob'
+# Worker pods created per sync at most; a sync that has more to create writes the status
+# and comes back after BATCH_REQUEUE nominal seconds, so the event loop serves requests
+# in between (the real operator is paced by its API client's rate limit).
+WORKER_BATCH = 100
+BATCH_REQUEUE = 0.01
 
 
 class SyncError(Exception):
@@ -97,16 +102,16 @@ class MPIJobController(MPIJobStatus, Controller):
     # -- the sync ---------------------------------------------------------------------------------
     def reconcile(self, key: Key) -> float | None:
         try:
-            self.sync(key)
+            requeue = self.sync(key)
         except SyncError as e:
             n = self._retries.get(key, 0) + 1
             self._retries[key] = n
             log.info("error syncing %s/%s: %s", key[0], key[1], e)
             return min(0.005 * 2 ** (n - 1), 1000.0)
         self._retries.pop(key, None)
-        return None
+        return requeue
 
-    def sync(self, key: Key) -> None:
+    def sync(self, key: Key) -> float | None:
         ns, name = key
         stored = self.store.get_raw(self.mpijobs, ns, name)
         if stored is None:
@@ -128,6 +133,8 @@ class MPIJobController(MPIJobStatus, Controller):
             msg = f"MPIJob {ns}/{name} is created."
             set_condition(status, new_condition("Created", "True", "MPIJobCreated", msg, now))
             self._event(job, "Normal", "MPIJobCreated", msg)
+            self.cluster.mpi_operator_metrics.created += 1
+            self._simulation_warnings(job)
 
         policy = job["spec"]["runPolicy"]
         if finished(status) and status.get("completionTime"):
@@ -144,11 +151,15 @@ class MPIJobController(MPIJobStatus, Controller):
         workers: list[Obj] = []
         done = launcher is not None and job_finished(launcher)
         if not done:
+            labelled = self._worker_pods(job)
             self._get_or_create_service(job)
-            self._get_or_create_config_map(job)
+            self._get_or_create_config_map(job, labelled)
             self._get_or_create_secret(job)
             if not suspended:
-                workers = self._get_or_create_workers(job)
+                workers, complete = self._get_or_create_workers(job, labelled)
+                if not complete:  # more workers to create: persist Created, come back
+                    self._write_status(job, status)
+                    return BATCH_REQUEUE
             if launcher is None and (job["spec"]["launcherCreationPolicy"] == "AtStartup"
                                      or count_ready(workers) == len(workers)):
                 launcher = self._create_launcher(job)
@@ -161,9 +172,20 @@ class MPIJobController(MPIJobStatus, Controller):
             self._clean_up_workers(job)
         self._update_status(job, status, launcher, workers)
 
+        return None
+
     # -- owned objects ----------------------------------------------------------------------------
     def _event(self, job: Obj, type_: str, reason: str, message: str) -> None:
         self.events.record(job, type_, reason, message, COMPONENT)
+
+    def _simulation_warnings(self, job: Obj) -> None:
+        """What the job asks of simcluster that it does not do as written (not upstream)."""
+        for reason, message in behaviour.annotation_warnings(job):
+            self._event(job, "Warning", reason, message)
+        requested = objects.requested_workers(job)
+        if requested > behaviour.MAX_REPLICAS:
+            self._event(job, "Warning", "SimclusterReplicaLimit",
+                        behaviour.replicas_warning("MPIJob", "Worker", requested))
 
     def _not_ours(self, job: Obj, name: str) -> SyncError:
         msg = RESOURCE_EXISTS.format(name)
@@ -210,8 +232,8 @@ class MPIJobController(MPIJobStatus, Controller):
                 out.append(pod)
         return out
 
-    def _get_or_create_config_map(self, job: Obj) -> None:
-        running = [p["metadata"]["name"] for p in self._worker_pods(job)
+    def _get_or_create_config_map(self, job: Obj, labelled: list[Obj]) -> None:
+        running = [p["metadata"]["name"] for p in labelled
                    if (p.get("status") or {}).get("phase") == "Running"]
         want = objects.config_map(job, running)
         ns, name = job["metadata"]["namespace"], want["metadata"]["name"]
@@ -241,12 +263,14 @@ class MPIJobController(MPIJobStatus, Controller):
                 s["data"] = fresh["data"]
             self.store.mutate(self.secrets, ns, name, fix)
 
-    def _get_or_create_workers(self, job: Obj) -> list[Obj]:
+    def _get_or_create_workers(self, job: Obj, labelled: list[Obj]) -> tuple[list[Obj], bool]:
+        """The worker pods, creating missing ones (at most WORKER_BATCH); False when some
+        are still to be created."""
         if objects.replica_spec(job, "Worker") is None:
-            return []
+            return [], True
         ns = job["metadata"]["namespace"]
         replicas = objects.worker_replicas(job)
-        labelled = self._worker_pods(job)
+        budget = WORKER_BATCH
         if len(labelled) > replicas:  # scaled down
             for pod in labelled:
                 index = (pod["metadata"].get("labels") or {}).get(objects.REPLICA_INDEX_LABEL)
@@ -257,6 +281,9 @@ class MPIJobController(MPIJobStatus, Controller):
             name = objects.worker_name(job, i)
             pod = self.store.get_raw(self.pods, ns, name)
             if pod is None:
+                if budget == 0:
+                    return workers, False
+                budget -= 1
                 try:
                     pod = self.cluster.create_as(self.user, objects.worker_pod(job, i))
                 except errors.ApiError as e:
@@ -266,7 +293,7 @@ class MPIJobController(MPIJobStatus, Controller):
             if not is_controlled_by(pod, job):
                 raise self._not_ours(job, name)
             workers.append(pod)
-        return workers
+        return workers, True
 
     def _create_launcher(self, job: Obj) -> Obj:
         template, restart_in_template = objects.launcher_template(job)

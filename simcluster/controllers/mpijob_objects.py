@@ -15,6 +15,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from ..behaviour import MAX_REPLICAS
 from .conditions import controller_ref
 
 Obj = dict[str, Any]
@@ -53,10 +54,16 @@ def replica_spec(job: Obj, rtype: str) -> Obj | None:
     return rs if isinstance(rs, dict) else None
 
 
-def worker_replicas(job: Obj) -> int:
+def requested_workers(job: Obj) -> int:
     rs = replica_spec(job, "Worker")
     n = rs.get("replicas") if rs else 0
     return n if isinstance(n, int) and not isinstance(n, bool) else 0
+
+
+def worker_replicas(job: Obj) -> int:
+    """The workers simcluster's operator manages: the requested count, at most
+    MAX_REPLICAS (the rest are never created, and the hostfile does not list them)."""
+    return min(requested_workers(job), MAX_REPLICAS)
 
 
 def _meta(job: Obj, name: str, labels: dict[str, str]) -> Obj:

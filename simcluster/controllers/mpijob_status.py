@@ -72,10 +72,13 @@ class MPIJobStatus:
                         status["completionTime"] = completion
                 set_condition(status, new_condition("Succeeded", "True", "MPIJobSucceeded",
                                                     msg, now))
+                self.cluster.mpi_operator_metrics.successful += 1
             elif job_condition_true(launcher, "Failed"):
                 self._failed(job, status, launcher, pods, now)
             elif launcher_running:
                 counts["active"] = launcher_running
+            self.cluster.mpi_operator_metrics.job_info.add(
+                (launcher["metadata"]["name"], ns))
 
         worker_counts: Obj = {}
         running = evicted = 0
@@ -124,6 +127,7 @@ class MPIJobStatus:
         if not status.get("completionTime"):
             status["completionTime"] = now
         set_condition(status, new_condition("Failed", "True", reason, msg, now))
+        self.cluster.mpi_operator_metrics.failed += 1
 
     def _write_status(self, job: Obj, status: Obj) -> None:
         def write(obj: Obj) -> bool | None:

@@ -9,7 +9,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from .. import errors
+from .. import behaviour, errors
 from .base import Controller, Key
 from .conditions import (
     controller_ref,
@@ -28,6 +28,8 @@ JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+CREATE_BATCH = 100  # pods and services created per reconcile at most (then requeued)
+BATCH_REQUEUE = 0.01
 
 
 class TrainingJobController(Controller):
@@ -49,6 +51,7 @@ class TrainingJobController(Controller):
         self.rt_jobs = cluster.rt(self.plural, "kubeflow.org")
         self.pods = cluster.rt("pods", "")
         self.services = cluster.rt("services", "")
+        self._budget = CREATE_BATCH
 
     def watches(self) -> Iterable[tuple[str, Any]]:
         yield f"kubeflow.org/{self.plural}", self.own_key
@@ -103,7 +106,8 @@ class TrainingJobController(Controller):
             if not isinstance(rs, dict):
                 return {}, f"{self.replica_field}[{rtype}] must be an object"
             rs = copy.deepcopy(rs)
-            rs["replicas"] = int_or(rs.get("replicas"), 1)
+            rs["requested"] = int_or(rs.get("replicas"), 1)
+            rs["replicas"] = min(rs["requested"], behaviour.MAX_REPLICAS)
             rs.setdefault("restartPolicy", self.default_restart)
             containers = ((rs.get("template") or {}).get("spec") or {}).get("containers")
             if not isinstance(containers, list) or not containers:
@@ -161,6 +165,7 @@ class TrainingJobController(Controller):
         if not status.get("conditions"):
             set_condition(status, new_condition("Created", "True", self._reason("Created"),
                                                 f"{self.kind} {name} is created.", now), mpi=False)
+            self._simulation_warnings(job, replicas)
         policy = (job.get("spec") or {}).get("runPolicy") or {}
         pods = self._owned(job, self.pods)
         statuses = status.setdefault("replicaStatuses", {})
@@ -181,12 +186,30 @@ class TrainingJobController(Controller):
             self._event(job, "Normal", self._reason("Resumed"), msg)
         if not status.get("startTime"):
             status["startTime"] = now
+        self._budget = CREATE_BATCH
         for rtype, rs in replicas.items():
             counts = self._reconcile_pods(job, replicas, rtype, rs, pods)
             statuses[rtype] = counts
             self._reconcile_services(job, replicas, rtype, rs)
+        if self._budget < 0:  # more to create: persist what we have, come back
+            self._write(job, status, old)
+            return BATCH_REQUEUE
         self._update_conditions(job, status, replicas, pods, now)
         return self._write(job, status, old)
+
+    def _spend(self) -> bool:
+        """Whether this reconcile may create one more object (else it is requeued)."""
+        self._budget -= 1
+        return self._budget >= 0
+
+    def _simulation_warnings(self, job: Obj, replicas: Obj) -> None:
+        """What the job asks of simcluster that it does not do as written (not upstream)."""
+        for reason, message in behaviour.annotation_warnings(job):
+            self._event(job, "Warning", reason, message)
+        for rtype, rs in replicas.items():
+            if rs["requested"] > rs["replicas"]:
+                self._event(job, "Warning", "SimclusterReplicaLimit",
+                            behaviour.replicas_warning(self.kind, rtype, rs["requested"]))
 
     def _write(self, job: Obj, status: Obj, old: Obj) -> None:
         if status == old:
@@ -250,7 +273,7 @@ class TrainingJobController(Controller):
             if key:
                 counts[key] = counts.get(key, 0) + 1
         for i in range(rs["replicas"]):
-            if str(i) not in mine:
+            if str(i) not in mine and self._spend():
                 self._create_pod(job, replicas, rtype, rs, i)
         selector = {**self._labels(job["metadata"]["name"]), REPLICA_TYPE_LABEL: rt_lower}
         counts["selector"] = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
@@ -296,6 +319,8 @@ class TrainingJobController(Controller):
             name = f"{job['metadata']['name']}-{rtype.lower()}-{i}".replace("/", "-")
             if self.store.get_raw(self.services, ns, name) is not None:
                 continue
+            if not self._spend():
+                return
             labels = {**self._labels(job["metadata"]["name"]),
                       REPLICA_TYPE_LABEL: rtype.lower(), REPLICA_INDEX_LABEL: str(i)}
             ports = [{"name": self.port_name, "port": self._port(replicas, rtype)}]

@@ -709,6 +709,17 @@ def test_invalid_objects_are_unprocessable(raw):
     assert body["message"].startswith('ConfigMap "Not_A_Name" is invalid: metadata.name: '
                                       'Invalid value: "Not_A_Name": a lowercase RFC 1123')
     assert body["details"]["causes"][0]["field"] == "metadata.name"
+    # NewInvalid names the Kind; NotFound and AlreadyExists name the resource
+    assert (body["details"]["kind"], body["details"]["name"]) == ("ConfigMap", "Not_A_Name")
+    assert "group" not in body["details"]
+    body = assert_status(raw("POST", f"/apis/kubeflow.org/v2beta1/namespaces/{NS}/mpijobs",
+                             json={"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                                   "metadata": {"name": "nospec"}, "spec": {}}),
+                         422, "Invalid")
+    assert body["details"]["kind"] == "MPIJob"
+    assert body["details"]["group"] == "kubeflow.org"
+    body = assert_status(raw("GET", f"{CM_PATH}/missing-cm"), 404, "NotFound")
+    assert body["details"]["kind"] == "configmaps"
     body = assert_status(raw("POST", CM_PATH, json={"metadata": {}}), 422, "Invalid")
     assert "name or generateName is required" in body["message"]
     body = assert_status(raw("POST", f"/api/v1/namespaces/{NS}/pods", json={
