@@ -377,10 +377,17 @@ class ClusterClient:
                           _content_type="application/merge-patch+json")
 
     def create_job(self, kind: JobKind, namespace: str, manifest: Obj,
-                   dry_run: bool = False) -> Obj:
+                   dry_run: bool = False, field_validation: str | None = None) -> Obj:
+        """Create the job (`dry_run`: only the API server's checks, nothing is created).
+
+        `field_validation` is the API server's `fieldValidation`: "Strict" refuses a
+        manifest with fields its schema does not declare (400, `strict decoding error:
+        unknown field "spec.bogus"`), where the default (Warn) drops them."""
         kwargs: dict[str, Any] = {"namespace": namespace}
         if dry_run:
             kwargs["dry_run"] = "All"
+        if field_validation:
+            kwargs["field_validation"] = field_validation
         return self._call(self.custom.create_namespaced_custom_object, kind.group, kind.version,
                           namespace, kind.plural, manifest, **kwargs)
 

@@ -7,20 +7,31 @@ as its base, so fields the wizard does not show are kept. What the cluster wrote
 exported job (status, uid, resourceVersion...) is dropped.
 
 This is not the CRD's schema validation: the API server does that when the wizard submits
-(first as a server-side dry run), and its answer is shown as it comes.
+(first as a server-side dry run), and its answer is shown as it comes. One part of it the
+create would not show: a field the schema does not declare (a misspelt `cleanPodPolice`)
+is dropped by the API server without a word. `unknown_fields` asks the API server for
+those (a dry run with fieldValidation=Strict), and `unknown_fields_message` tells the
+person what to do about them.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+import re
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from odh.training.i18n import _
+from odh.training import errors
+from odh.training.i18n import _, ngettext
 from odh.training.kinds import KINDS, MPIJOB
 from odh.training.safeyaml import UnsafeYAMLError, load_json, load_yaml_documents
 from odh.training.spec import MPIJobSpec, clone_spec, read_manifest
 from odh.training.structure import structure_problems
+
+if TYPE_CHECKING:
+    from odh.training.client import ClusterClient
 
 MAX_BYTES = 256 * 1024
 _SHOWN_PROBLEMS = 3
@@ -158,3 +169,78 @@ def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES) -> MPIJob
         raise ManifestImportError(" ".join(shown))
     spec = read_manifest(manifest)
     return clone_spec(spec, spec.name)
+
+
+# -- fields the cluster's schema does not declare ---------------------------------------------
+# The API server's answer to fieldValidation=Strict: `MPIJob in version "v2beta1" cannot be
+# handled as a MPIJob: strict decoding error: unknown field "spec.bogus", unknown field ...`
+_STRICT_ERROR = "strict decoding error"
+_UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
+_SHOWN_FIELDS = 10
+
+
+def unknown_fields(client: ClusterClient, namespace: str, manifest: dict) -> list[str]:
+    """The fields of `manifest` that the cluster's MPIJob schema does not declare, as the
+    API server names them ("spec.runPolicy.cleanPodPolice",
+    "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resource").
+
+    Asked with a dry run (nothing is created) and fieldValidation=Strict, which refuses
+    such a manifest naming every unknown field; the real create does not ask for it, so
+    the API server would drop them silently. [] when the dry run accepts the manifest, and
+    when it refuses it for another reason or the cluster cannot be reached: then nothing
+    can be said about the fields, and the create's own dry run reports the refusal.
+    `errors.Unauthorized` is raised (the person signs in again).
+    """
+    if not namespace:
+        return []
+    try:
+        client.create_job(MPIJOB, namespace, manifest, dry_run=True, field_validation="Strict")
+    except errors.Unauthorized:
+        raise
+    except errors.ClusterError as e:
+        if e.status == 400 and _STRICT_ERROR in e.message:
+            return list(dict.fromkeys(_UNKNOWN_FIELD.findall(e.message)))
+        return []
+    return []
+
+
+def unknown_fields_message(fields: list[str]) -> str:
+    """What to do about the fields `unknown_fields` found (at least one)."""
+    shown = ", ".join(f"“{f}”" for f in fields[:_SHOWN_FIELDS])
+    if len(fields) > _SHOWN_FIELDS:
+        shown += " " + _("(and %(count)d more)") % {"count": len(fields) - _SHOWN_FIELDS}
+    text = ngettext(
+        "The cluster's MPIJob API has no field %(fields)s: the cluster would drop it and "
+        "create the job without it. If it is misspelt, correct it in the manifest (check "
+        "the spelling against the MPIJob API: kubectl explain mpijobs.spec --recursive) and "
+        "import the manifest again; if the job does not need it, remove it from the "
+        "manifest, or create the job without it.",
+        "The cluster's MPIJob API has no fields %(fields)s: the cluster would drop them and "
+        "create the job without them. If they are misspelt, correct them in the manifest "
+        "(check the spelling against the MPIJob API: kubectl explain mpijobs.spec "
+        "--recursive) and import the manifest again; if the job does not need them, remove "
+        "them from the manifest, or create the job without them.", len(fields))
+    return text % {"fields": shown}
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def without_fields(manifest: dict, fields: list[str]) -> dict:
+    """A copy of `manifest` without `fields` (paths as `unknown_fields` names them); a path
+    that names nothing in it is passed over."""
+    result = copy.deepcopy(manifest)
+    for path in fields:
+        parts: list[Any] = [int(index) if index else key
+                            for key, index in _PATH_PART.findall(path)]
+        parent: Any = result
+        for part in parts[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                parent = None
+                break
+        last = parts[-1] if parts else None
+        if isinstance(parent, dict) and isinstance(last, str):
+            parent.pop(last, None)
+    return result

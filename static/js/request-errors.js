@@ -73,7 +73,7 @@
     return b;
   }
 
-  function show(title, details, requestId) {
+  function show(title, details, requestId, status) {
     var el = region();
     // the same failure again (a field checked as it is typed, while the cluster is away):
     // the banner stays, and is not announced once more
@@ -121,7 +121,10 @@
 
     var actions = document.createElement("div");
     actions.className = "pf-v6-c-alert__action-group";
-    actions.appendChild(button(text("retry"), true, retry));
+    // a 403 may be a form whose CSRF token went stale (the cookie was cleared, or the
+    // person signed in again in another tab): a fresh one first, then the same request
+    actions.appendChild(button(text("retry"), true, status === 403 ? retryWithFreshToken
+                                                                   : retry));
     actions.appendChild(button(text("dismiss"), false, hide));
     alert.appendChild(actions);
 
@@ -150,6 +153,26 @@
     }
   }
 
+  // The page's CSRF token, renewed from a fresh copy of this page (a GET, which also sets
+  // a new cookie): in the forms and in the hx-headers htmx sends with every request.
+  function retryWithFreshToken() {
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) { return response.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.querySelector("input[name=csrfmiddlewaretoken]");
+        if (fresh) {
+          Array.prototype.forEach.call(
+            document.querySelectorAll("input[name=csrfmiddlewaretoken]"),
+            function (input) { input.value = fresh.value; });
+        }
+        var headers = doc.body && doc.body.getAttribute("hx-headers");
+        if (headers) document.body.setAttribute("hx-headers", headers);
+      })
+      .catch(function () { /* the same request will say what is wrong */ })
+      .then(retry);
+  }
+
   function remember(detail) {
     var config = detail.requestConfig || {};
     var event = config.triggeringEvent;
@@ -169,7 +192,7 @@
     var page = fromErrorPage(xhr);
     remember(detail);
     show(page && page.title ? page.title : text("failed").replace("%(status)s", xhr.status),
-         page ? page.details : "", xhr.getResponseHeader("X-Request-Id"));
+         page ? page.details : "", xhr.getResponseHeader("X-Request-Id"), xhr.status);
   });
 
   document.addEventListener("htmx:sendError", function (event) {

@@ -9,7 +9,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odh.training.importing import ManifestImportError, parse_manifest_text
+from odh.training import errors
+from odh.training.importing import (
+    ManifestImportError,
+    parse_manifest_text,
+    unknown_fields,
+    unknown_fields_message,
+    without_fields,
+)
 from odh.training.spec import build_manifest, read_manifest
 from odh.training.validation import validate_spec
 from tests import reference
@@ -387,3 +394,79 @@ def test_an_mpijob_with_odd_values_anywhere_never_breaks_the_import(changes):
     else:
         validate_spec(spec)
         build_manifest(spec)
+
+
+# -- fields the cluster's MPIJob API does not have ------------------------------------------
+class _StrictDryRun:
+    """A ClusterClient's create_job answering as the API server would."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.calls: list[dict] = []
+
+    def create_job(self, kind, namespace, manifest, dry_run=False, field_validation=None):
+        self.calls.append({"namespace": namespace, "dry_run": dry_run,
+                           "field_validation": field_validation})
+        if self.error is not None:
+            raise self.error
+        return manifest
+
+
+STRICT_ERROR = ('MPIJob in version "v2beta1" cannot be handled as a MPIJob: strict decoding '
+                'error: unknown field "spec.runPolicy.cleanPodPolice", unknown field '
+                '"spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resource"')
+
+
+def test_unknown_fields_are_asked_of_the_api_server_with_a_strict_dry_run():
+    client = _StrictDryRun(errors.ClusterError(STRICT_ERROR, status=400, reason="BadRequest"))
+    found = unknown_fields(client, "team-cv", {"kind": "MPIJob"})
+    assert found == ["spec.runPolicy.cleanPodPolice",
+                     "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resource"]
+    assert client.calls == [{"namespace": "team-cv", "dry_run": True,
+                             "field_validation": "Strict"}]
+
+
+@pytest.mark.parametrize("error", [
+    None,
+    errors.Forbidden("mpijobs is forbidden", status=403),
+    errors.Invalid("metadata.name: Invalid value", status=422),
+    errors.ClusterUnavailable("The cluster API server could not be reached."),
+    errors.ClusterError("unsupported dry run value", status=400),
+])
+def test_nothing_is_said_of_the_fields_unless_the_api_server_names_them(error):
+    assert unknown_fields(_StrictDryRun(error), "team-cv", {}) == []
+
+
+def test_an_expired_sign_in_is_not_taken_for_an_answer():
+    with pytest.raises(errors.Unauthorized):
+        unknown_fields(_StrictDryRun(errors.Unauthorized("expired", status=401)), "team-cv", {})
+
+
+def test_without_a_project_the_api_server_is_not_asked():
+    client = _StrictDryRun()
+    assert unknown_fields(client, "", {}) == []
+    assert client.calls == []
+
+
+def test_the_message_names_the_fields_and_says_what_to_do():
+    one = unknown_fields_message(["spec.runPolicy.cleanPodPolice"])
+    assert "has no field “spec.runPolicy.cleanPodPolice”: the cluster would drop it" in one
+    assert "kubectl explain mpijobs.spec" in one and "import the manifest again" in one
+    many = unknown_fields_message([f"spec.bogus{i}" for i in range(12)])
+    assert "has no fields “spec.bogus0”" in many and "(and 2 more)" in many
+    assert "spec.bogus11" not in many
+
+
+def test_without_fields_removes_what_the_api_server_named():
+    manifest = yaml.safe_load(MINIMAL)
+    manifest["spec"]["runPolicy"] = {"cleanPodPolice": "All", "backoffLimit": 2}
+    worker = manifest["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    worker["resource"] = {"limits": {"cpu": "2"}}
+    left = without_fields(manifest, [
+        "spec.runPolicy.cleanPodPolice",
+        "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resource",
+        "spec.nothing.here", "spec.mpiReplicaSpecs.Worker.template.spec.containers[5].x"])
+    assert left["spec"]["runPolicy"] == {"backoffLimit": 2}
+    assert "resource" not in left["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"][
+        "containers"][0]
+    assert "resource" in worker  # the manifest given is left as it was

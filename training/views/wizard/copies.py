@@ -30,6 +30,7 @@ from ...models import JobHistory
 from ...projects import kind_or_404
 from .base import new_draft, only_mpijobs, step_url
 from .create import create_problem
+from .render import warn_of_unknown_fields
 
 
 def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
@@ -53,6 +54,9 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     else:
         messages.info(request, _("Cloned “%(name)s”: change what you need, then create the "
                                  "copy.") % {"name": name})
+    # a job made before its CRD changed (or its history record) may have fields the
+    # cluster's MPIJob API no longer has
+    warn_of_unknown_fields(request, client, draft.data, draft.base)
     return redirect(step_url(draft, "configuration"))
 
 

@@ -3,8 +3,10 @@ the forms of Configuration and Resources, the summary, manifest and SDK code of 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
+from django.contrib import messages
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -14,6 +16,7 @@ from django.utils.translation import gettext as _
 from odh.training import errors
 from odh.training import templates as builtin_templates
 from odh.training.client import ClusterClient, Project
+from odh.training.importing import unknown_fields, unknown_fields_message, without_fields
 from odh.training.kept import kept_fields
 from odh.training.sdk import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest, manifest_yaml
@@ -137,6 +140,45 @@ def _may_share(request: HttpRequest, client: ClusterClient, namespace: str) -> b
         return False
 
 
+def unknown_fields_for(client: ClusterClient, spec: MPIJobSpec,
+                       manifest: dict | None) -> list[str]:
+    """The fields of the job's manifest that the cluster's MPIJob API does not declare
+    (asked of the API server: see `odh.training.importing.unknown_fields`). Only a manifest
+    the person brought (an import, a clone, a template: `spec.base`) can have any; the
+    wizard's own fields are all declared.
+
+    A warning, not a refusal. The API server would drop these fields, not refuse the job,
+    and the wizard cannot show or edit them: the person can only correct them in the
+    manifest and import it again, which they are told, with the fields named, when the
+    manifest is opened and on the Review step. Blocking the create would force that even
+    when the field does not matter to them (a leftover of another MPIJob version, a note
+    someone added); the job created is the one the Review step summarises, and the real
+    create keeps the API server's default (Warn: the fields dropped, nothing refused).
+    """
+    if spec.base is None or manifest is None:
+        return []
+    return unknown_fields(client, spec.namespace, manifest)
+
+
+def warn_of_unknown_fields(request: HttpRequest, client: ClusterClient, data: dict,
+                           base: dict | None) -> None:
+    """When an imported or cloned manifest is opened: a warning naming the fields the
+    cluster would drop (`unknown_fields_for`), shown on the next page. The Review step
+    says it again, for the job as it is then."""
+    if base is None:
+        return
+    spec = drafts.spec_from_data(data, base).spec
+    spec.created_by = request.user.get_username()
+    try:
+        manifest = build_manifest(spec)
+    except Exception:  # the steps show what is wrong; the Review step checks again
+        log.exception("build_manifest failed for an opened manifest")
+        return
+    unknown = unknown_fields_for(client, spec, manifest)
+    if unknown:
+        messages.warning(request, unknown_fields_message(unknown))
+
+
 def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
                     spec: MPIJobSpec, found: dict) -> dict:
     blocking = checks.errors_in(found, "review")
@@ -151,20 +193,28 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
     share_in = spec.namespace if _may_share(request, client, spec.namespace) else ""
     context: dict = {"problems": problems, "summary": checks.summary(spec),
                      "template_form": SaveTemplateForm(project=share_in)}
-    try:  # what the manifest keeps from a template, an import or a clone, unseen so far
-        context["kept_fields"] = kept_fields(spec)
-    except Exception:
-        log.exception("kept_fields failed")
-        context["kept_fields"] = []
     shown = spec
     if not shown.created_by:
         shown = MPIJobSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__})
         shown.created_by = request.user.get_username()
+    manifest = None
     try:
-        context["manifest_yaml"] = manifest_yaml(build_manifest(shown))
+        manifest = build_manifest(shown)
+        context["manifest_yaml"] = manifest_yaml(manifest)
     except Exception:
         log.exception("build_manifest failed")
         context["manifest_yaml"] = ""
+    unknown = unknown_fields_for(client, spec, manifest)
+    context["unknown_fields"] = unknown
+    context["unknown_fields_message"] = unknown_fields_message(unknown) if unknown else ""
+    try:  # what the manifest keeps from a template, an import or a clone, unseen so far
+        # (not the unknown fields: the cluster drops those, and the warning says so)
+        kept_from = dataclasses.replace(spec, base=without_fields(build_manifest(spec),
+                                                                  unknown)) if unknown else spec
+        context["kept_fields"] = kept_fields(kept_from)
+    except Exception:
+        log.exception("kept_fields failed")
+        context["kept_fields"] = []
     try:
         context["sdk_code"] = sdk_code(spec)
     except Exception:

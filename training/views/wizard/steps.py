@@ -34,7 +34,7 @@ from .base import (
     submitted_steps,
 )
 from .copies import clone
-from .render import render_step
+from .render import render_step, warn_of_unknown_fields
 
 IMPORT_MAX_BYTES = 256 * 1024
 
@@ -80,7 +80,9 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             return render_step(request, draft, "type", client=client, projects=projects,
                                 extra={"import_form": form, "import_error": str(e)})
         data = fresh_data(request, projects, spec)
-        return _begin(request, draft, data, "import", spec.base)
+        response = _begin(request, draft, data, "import", spec.base)
+        warn_of_unknown_fields(request, client, data, spec.base)
+        return response
     if post.get("template"):
         template = builtin_templates.template_by_slug(post["template"])
         if template is None:

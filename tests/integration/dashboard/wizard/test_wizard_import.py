@@ -12,11 +12,13 @@ from django.template.defaultfilters import filesizeformat
 from tests.html_checks import assert_valid
 from tests.integration.dashboard.wizard.wizard_flow import (
     NEW,
+    create,
     draft,
     key_of,
     post_step,
     start,
     step_url,
+    unique,
 )
 from training.models import WizardDraft
 
@@ -152,3 +154,75 @@ def test_an_oversized_paste_keeps_the_draft_and_the_wizard(alice):
     assert body.lstrip().startswith('<div id="wizard"')
     assert "nothing was imported" in _import_message(body)
     assert draft(key).data["name"] == "kept-over-a-big-paste"
+
+
+# -- fields the cluster's MPIJob API does not have ------------------------------------------
+MISSPELT = GOOD.replace(
+    "  slotsPerWorker: 1\n",
+    "  slotsPerWorker: 1\n  runPolicy: {cleanPodPolice: All}\n").replace(
+    "          - name: worker\n",
+    "          - name: worker\n            resource: {limits: {cpu: \"2\"}}\n")
+MISSPELT_FIELDS = ("spec.runPolicy.cleanPodPolice",
+                   "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resource")
+
+
+def _text(response) -> str:
+    return html.unescape(response.content.decode())
+
+
+def _import(client, manifest: str, name: str = "imported-pi") -> tuple[str, str]:
+    """Import `manifest` (under `name`); the draft's key and the page it opens on."""
+    r = client.post(NEW, {"import": "1",
+                          "manifest": manifest.replace("name: imported-pi", f"name: {name}")})
+    assert r.status_code == 302, r.content.decode()[:2000]
+    return key_of(r), _text(client.get(r["Location"]))
+
+
+def _unknown_fields_warning(review: str) -> str:
+    """The Review step's warning about fields the cluster would drop ("" when none)."""
+    start = review.find('id="unknown-fields"')
+    return review[start:review.index("</section>", start)] if start >= 0 else ""
+
+
+def test_misspelt_fields_are_named_when_the_manifest_is_opened(alice):
+    _key, configuration = _import(alice, MISSPELT)
+    message = configuration[configuration.index("The cluster's MPIJob API has no fields"):]
+    for field in MISSPELT_FIELDS:
+        assert f"“{field}”" in message
+    assert "check the spelling against the MPIJob API" in message
+    assert "import the manifest again" in message
+
+
+def test_misspelt_fields_are_named_again_on_the_review_step(alice):
+    key, _configuration = _import(alice, MISSPELT)
+    review = _text(alice.get(step_url(key, "review")))
+    assert_valid(review)
+    warning = _unknown_fields_warning(review)
+    assert "The cluster would drop 2 fields of this manifest" in warning
+    for field in MISSPELT_FIELDS:
+        assert f"“{field}”" in warning
+    # the settings the wizard does not show, kept as they are, are listed apart from them
+    kept = review[review.index('id="kept-fields"'):]
+    kept = kept[:kept.index("</section>")]
+    assert "spec.sshAuthMountPath" in kept and "cleanPodPolice" not in kept
+
+
+def test_a_correct_manifest_gets_no_such_warning(alice):
+    key, configuration = _import(alice, GOOD)
+    assert "MPIJob API has no field" not in configuration
+    review = _text(alice.get(step_url(key, "review")))
+    assert _unknown_fields_warning(review) == ""
+    assert "MPIJob API has no field" not in review
+
+
+def test_the_job_is_created_without_the_fields_the_cluster_drops(alice, cluster_jobs):
+    name = unique("misspelt")
+    cluster_jobs.track("team-cv", name)
+    key, _configuration = _import(alice, MISSPELT, name)
+    r = create(alice, key)
+    assert r.status_code == 302, _text(r)[:3000]
+    job = cluster_jobs.get("team-cv", name)
+    assert "cleanPodPolice" not in job["spec"].get("runPolicy", {})
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    assert "resource" not in worker
+    assert job["spec"]["sshAuthMountPath"] == "/home/mpiuser/.ssh"
