@@ -36,6 +36,10 @@ Server -> browser (text frames)
          (a job was added, or the snapshot has jobs the page may lack: the job list fetches
          its table again over HTTP if it lacks one of them; see subscriptions.refresh)
         {"type": "closing", "code": 4403, "reason": "You no longer have access to team-nlp."}
+        {"type": "paused"}   (the socket is open but updates cannot reach it for now: the
+         watch hub does not see the cluster, the cluster does not answer the person, or the
+         channel layer (Redis) is away; the page shows its "Reconnecting…" notice. When they
+         can again, the current state is sent, then "ready" again.)
 
 Close codes (sent by the server after a "closing" frame that carries the reason, because
 daphne passes no close reason to the browser and its websocket library sends no code but
@@ -50,6 +54,14 @@ daphne passes no close reason to the browser and its websocket library sends no 
     4503  the cluster could not be asked (unreachable): the page reconnects with back-off.
     4500  an unexpected error on the server: the page reconnects with back-off.
 Anything else (the server going away: 1001, 1006...) means reconnect with back-off.
+
+While open
+    Every LIVE_RECHECK_SECONDS (15 s) the socket checks the session and access again, and
+    joins its groups again: Redis forgets group memberships when it restarts (and
+    channels_redis after a day), which would leave an open socket silently deaf. Every
+    socket is also in the `hub.status` group, where the watch hub says whether it sees the
+    cluster (training/hub/status.py). A channel layer that fails under the socket (Redis
+    restarting) pauses it until it can join its groups again, then sends the current state.
 """
 
 from __future__ import annotations
@@ -62,7 +74,6 @@ from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -74,6 +85,9 @@ from odh.training.access import identity
 
 from . import log_subscriptions, monitoring, subscriptions
 from . import session as cluster_session
+from .hub.groups import STATUS_GROUP
+from .live_pausing import CLUSTER_AWAY, HUB_BLIND, PausingUpdates
+from .live_pausing import blocking as _blocking
 from .subscriptions import (
     AccessRefused,
     BadSubscription,
@@ -115,7 +129,7 @@ def _person_from(data: dict[str, Any], session_key: str, user_id: str) -> Person
                   user_id)
 
 
-class LiveConsumer(AsyncWebsocketConsumer):
+class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
     """One browser tab's live updates (the protocol is described above)."""
 
     async def connect(self) -> None:
@@ -126,6 +140,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.closed = False
         self.recheck_task: asyncio.Task | None = None
         self.lease_task: asyncio.Task | None = None  # renews leases on live log streams
+        self.rejoin_task: asyncio.Task | None = None  # after the channel layer failed
+        self.paused: set[str] = set()  # why updates cannot reach this socket now, if they can't
+        self.live = False  # "ready" was sent: the page shows what it is sent
+        self.resync_lock = asyncio.Lock()
         # Accept first: a refused handshake reaches the page as a bare 1006, with no code to
         # tell "sign in again" from "no access", and the htmx extension retries it forever.
         await self.accept()
@@ -141,23 +159,49 @@ class LiveConsumer(AsyncWebsocketConsumer):
         except BadSubscription as e:
             await self.refuse(BAD_REQUEST, e.reason)
             return
-        await self._hub_ready()
+        try:  # before the snapshot: a "the hub is blind" said meanwhile is not missed
+            await self.channel_layer.group_add(STATUS_GROUP, self.channel_name)
+            self.joined.add(STATUS_GROUP)
+        except Exception as e:
+            await self._refuse_for(e, first_time=True)
+            return
+        hub = await self._hub_ready()
         if await self.add(wanted):
             await self.send_frame({"type": "ready", "subscriptions": list(self.subs)})
+            self.live = True
+            status = getattr(hub, "status", None)
+            if status is not None and status.down:  # the embedded hub: known right here
+                self.paused.add(HUB_BLIND)
+            if self.paused:
+                await self.send_frame({"type": "paused"})
             self.recheck_task = asyncio.create_task(self._recheck_loop())
 
-    async def disconnect(self, code: int) -> None:
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # however the socket ended (an error too), no task of it runs on
+            self._end()
+
+    def _end(self) -> None:
         self.closed = True
         if getattr(self, "counted", False):
             self.counted = False
             monitoring.websocket_closed()
-        if self.recheck_task is not None:
-            self.recheck_task.cancel()
-        if self.lease_task is not None:  # this socket followed logs: give the streams up
-            self.lease_task.cancel()
+        for task in (getattr(self, "recheck_task", None), getattr(self, "rejoin_task", None),
+                     getattr(self, "lease_task", None)):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+
+    async def disconnect(self, code: int) -> None:
+        followed_logs = self.lease_task is not None
+        self._end()
+        if followed_logs:  # this socket followed logs: give the streams up
             await self._leases("unsubscribe_all", [])
         for group in list(self.joined):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception as e:  # Redis away: it forgot the membership, or expires it
+                log.info("live updates: could not leave %s: %s", group, e)
         self.joined.clear()
 
     # -- from the browser -----------------------------------------------------------------
@@ -197,6 +241,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def hub_log_end(self, message: dict[str, Any]) -> None:
         await self.route(message)
+
+    async def hub_status(self, message: dict[str, Any]) -> None:
+        """The watch hub says whether it sees the cluster (training/hub/status.py)."""
+        if self.closed:
+            return
+        if message.get("state") == "down":
+            await self._pause(HUB_BLIND)
+        elif message.get("state") == "up":
+            await self._resume(HUB_BLIND)
 
     async def route(self, message: dict[str, Any]) -> None:
         """Forward a group message as the frames its subscriptions make of it."""
@@ -279,14 +332,21 @@ class LiveConsumer(AsyncWebsocketConsumer):
             with site_language():
                 await self.refuse(SIGN_IN, _("Your session has ended: sign in again."))
             return
+        if not await self._rejoin():
+            self._channel_lost()
         try:
             await _blocking(subscriptions.check_access)(person.token, list(self.subs.values()),
                                                         self.view)
         except errors.ClusterUnavailable:
-            return  # the cluster is away: keep the page as it is, ask again next time
+            # the cluster is away: the page says so and keeps what it shows; ask again
+            # next time
+            await self._pause(CLUSTER_AWAY)
+            return
         except Exception as e:
             if not self.closed:
                 await self._refuse_for(e, first_time=False)
+            return
+        await self._resume(CLUSTER_AWAY)
 
     # -- helpers --------------------------------------------------------------------------
     async def send_frame(self, frame: Frame) -> None:
@@ -336,22 +396,20 @@ class LiveConsumer(AsyncWebsocketConsumer):
                                                 cluster_session.KEY)}
         return _person_from(data, key, str(user.pk))
 
-    async def _hub_ready(self) -> None:
+    async def _hub_ready(self) -> Any:
         """Start the embedded watch hub with the first socket (daphne has no lifespan
         events) and let it finish its first lists before the snapshot is read: it pushes
-        only what changes after those, so a change in between would be missed."""
+        only what changes after those, so a change in between would be missed (unless it
+        cannot see the cluster: then the page is told updates are paused). The embedded
+        hub, if any."""
         try:
             from .hub import ensure_started
 
             hub = ensure_started()
         except Exception:
             log.exception("live updates: the watch hub could not start")
-            return
+            return None
         ready = getattr(hub, "ready", None)
         if ready is not None and not ready.is_set():
-            await asyncio.to_thread(ready.wait, HUB_READY_SECONDS)
-
-
-def _blocking(fn):
-    """Cluster calls and rendering, off the event loop, several at once."""
-    return sync_to_async(fn, thread_sensitive=False)
+            await asyncio.to_thread(hub.wait_ready, HUB_READY_SECONDS)
+        return hub

@@ -1,6 +1,13 @@
 """Series of a job's charts from the Prometheus query API's answers: one per pod (or per
 GPU), named as people read them ("worker-2", "launcher", "worker-2 GPU 0"), launcher
-first, with gaps where a value is NaN."""
+first, with gaps where a value is NaN.
+
+Names come partly from label values (a GPU's `gpu` label) that whoever runs the exporter
+chose. Plotly draws trace names (legend, hover) as its own little HTML (`<b>`, `<a href>`,
+`<br>`...), so the charts get them with <, > and & escaped (`plotly_text`: the `label` of
+`Series.as_dict`), and a hover template names its trace with `%{fullData.name}` rather
+than pasting the name in, where a `%{...}` would be read as one of its own. `name` stays
+the plain text, for the tables under the charts (which Django escapes)."""
 
 from __future__ import annotations
 
@@ -11,6 +18,11 @@ from typing import Any
 
 from .i18n import _
 from .promql import ENGINE_ACTIVE, iso
+
+
+def plotly_text(text: str) -> str:
+    """Text that Plotly shows as it is: its HTML-like markup (tags, entities) escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def short_name(pod: str, job: str) -> str:
@@ -65,7 +77,9 @@ class Series:
         return max(values) if values else None
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "pod": self.pod, "x": list(self.x), "y": list(self.y)}
+        """For the charts (static/js/metrics.js): `label` is the trace's name for Plotly."""
+        return {"name": self.name, "label": plotly_text(self.name), "pod": self.pod,
+                "x": list(self.x), "y": list(self.y)}
 
 
 def parse_matrix(result: list[dict], job: str, scale: float = 1.0, gpu: bool = False,

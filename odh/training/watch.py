@@ -23,6 +23,9 @@ so for as long as it runs, whatever the API server does:
   presenting the old token forever. It still backs off, so a token that stays wrong costs
   one request per back-off period.
 
+`failing` is True from a failed list or watch until a list succeeds again: while it is,
+the watch knows nothing new (the watch hub tells viewers when all of its watches are).
+
 Counters (`stats()`): `relists` (lists after the first), `reconnects` (watches opened again
 after a failure), `errors` (failed lists and watches), `expired` (410s), `unauthorized`
 (401s), `clients` (clients made again after a 401), `events` (changes received). The
@@ -132,6 +135,7 @@ class ResilientWatch:
         self.resource_version = ""
         self.synced = threading.Event()  # set once the first list is in the cache
         self.connected = False  # the open watch stream has delivered an event or bookmark
+        self.failing = False  # a list or watch failed, and no list has succeeded since
         self.last_error = ""
         self.relists = 0
         self.reconnects = 0
@@ -201,7 +205,8 @@ class ResilientWatch:
 
     def stats(self) -> dict[str, Any]:
         return {"resource": self.resource.name, "items": len(self), "synced": self.synced.is_set(),
-                "connected": self.connected, "resource_version": self.resource_version,
+                "connected": self.connected, "failing": self.failing,
+                "resource_version": self.resource_version,
                 "relists": self.relists, "reconnects": self.reconnects, "errors": self.errors,
                 "expired": self.expired, "unauthorized": self.unauthorized,
                 "clients": self.clients, "events": self.events, "last_error": self.last_error}
@@ -232,6 +237,7 @@ class ResilientWatch:
                     break
                 self.errors += 1
                 self.last_error = _describe(e)
+                self.failing = True
                 need_list = True
                 failed = True
                 if isinstance(e, ApiException) and e.status == 401:
@@ -323,6 +329,7 @@ class ResilientWatch:
                  self.resource.name, len(fresh), rv, len(changes))
         for etype, obj in changes:
             self._notify(etype, obj)
+        self.failing = False  # the API server answered: what changed meanwhile is told
         self.synced.set()
 
     def _watch_once(self) -> None:

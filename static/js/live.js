@@ -6,10 +6,13 @@
 //  - reads the JSON frames: "announce" (into the aria-live region #live-announcer),
 //    "statuses" (before a snapshot: announce the jobs whose status the page shows differently,
 //    i.e. what changed while it was not connected), "ready" (connected and up to date),
-//    "closing" (why the server is about to close the socket); every JSON frame is also
-//    dispatched as a `live:message` event for other scripts,
-//  - shows "Reconnecting…" in #live-status while the socket is down, and reconnects with
-//    back-off (the extension itself retries closes 1006/1011/1012/1013; we do the others),
+//    "closing" (why the server is about to close the socket), "paused" (the socket is open
+//    but updates cannot reach it for now: the watch hub does not see the cluster, or Redis
+//    is away; "ready" follows, after the current state, when they can again); every JSON
+//    frame is also dispatched as a `live:message` event for other scripts,
+//  - shows "Reconnecting…" in #live-status while the socket is down or paused, and
+//    reconnects with back-off (the extension itself retries closes 1006/1011/1012/1013; we
+//    do the others),
 //  - acts on the server's close codes: 4401 reloads the page (through sign-in and back),
 //    4403 and 4400 show the reason and stop,
 //  - gives pushed forms the page's CSRF token (the server renders pushes once for everyone),
@@ -106,6 +109,9 @@
       retries = 0;
       socketElt.setAttribute("data-live-state", "live");
       showStatus("", "");
+    } else if (message.type === "paused") {
+      socketElt.setAttribute("data-live-state", "reconnecting");
+      showStatus("reconnecting", texts().reconnecting);
     } else if (message.type === "closing") {
       socketElt.liveClosing = message;  // the reason, read when the close comes
     }

@@ -5,6 +5,12 @@
 // the last one drawn) are fetched and appended with Plotly.extendTraces. A websocket push of
 // the same JSON can call window.dashMetrics.append(payload) to do the same.
 // Without JavaScript the tab still shows the numbers (the tables under each chart).
+//
+// Series names come partly from Prometheus labels. Plotly reads a trace's name as its own
+// little HTML and a hover template's %{...} as variables, so a trace is named with the
+// series' `label` (the name with <, > and & escaped: odh/training/series.py plotly_text)
+// and its hover template says %{fullData.name}, never the name itself. The plain name is
+// kept in the trace's `meta`, to find its row in the table and its trace in new points.
 (function () {
   "use strict";
 
@@ -49,6 +55,11 @@
 
   function ms(iso) { return Date.parse(iso); }
 
+  // What Plotly shows as it is (the server sends it escaped as `label`; this for any other)
+  function plotlyText(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
   // -- loading Plotly (a full page has it already; an htmx swap may still be loading it) ---
   function whenPlotly(src, callback) {
     if (window.Plotly) { callback(); return; }
@@ -88,10 +99,12 @@
 
   View.prototype.trace = function (series, unit, index) {
     return {
-      type: "scatter", mode: "lines", name: series.name,
+      type: "scatter", mode: "lines",
+      name: series.label !== undefined ? series.label : plotlyText(series.name),
+      meta: series.name,
       x: series.x.map(ms), y: series.y.map(function (v) { return plotted(unit, v); }),
       line: {width: 1.5, color: COLORS[index % COLORS.length]},
-      hovertemplate: series.name + ": " + hoverFormat(unit, this.units) + "<extra></extra>",
+      hovertemplate: "%{fullData.name}: " + hoverFormat(unit, this.units) + "<extra></extra>",
       connectgaps: false
     };
   };
@@ -178,7 +191,7 @@
         if (!s.x.length) return;
         var index = -1;
         for (var i = 0; i < gd.data.length; i++) {
-          if (gd.data[i].name === s.name) { index = i; break; }
+          if (gd.data[i].meta === s.name) { index = i; break; }
         }
         if (index < 0) {  // a new GPU or pod: a trace of its own
           window.Plotly.addTraces(gd, self.trace(s, chart.unit, gd.data.length));
@@ -212,7 +225,7 @@
     gd.data.forEach(function (trace) {
       var row = null;
       table.querySelectorAll("tr[data-series]").forEach(function (tr) {
-        if (tr.getAttribute("data-series") === trace.name) row = tr;
+        if (tr.getAttribute("data-series") === trace.meta) row = tr;
       });
       if (!row) return;
       var values = [];

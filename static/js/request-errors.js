@@ -176,12 +176,16 @@
   function remember(detail) {
     var config = detail.requestConfig || {};
     var event = config.triggeringEvent;
+    var submitter = event && event.submitter ? event.submitter : null;
+    // a step's Next and the field check its blur sends fail together: Try again is for
+    // what the person pressed, not for the check that happened on the way
+    if (failed && failed.submitter && !submitter) return;
     failed = {
       elt: detail.elt || config.elt,
       verb: config.verb || "get",
       path: config.path || (detail.pathInfo && detail.pathInfo.requestPath),
       target: detail.target || config.target,
-      submitter: event && event.submitter ? event.submitter : null
+      submitter: submitter
     };
   }
 

@@ -124,6 +124,32 @@ def test_alice_watches_a_new_job_run_without_reloading(page, live_dashboard, job
     expect(page.locator("#live-status")).to_have_text("")
 
 
+def test_a_job_that_finishes_no_longer_shows_time_left(page, live_dashboard, jobs):
+    # ~30 s of training at speed 20, ten epochs logged: the Overview can tell the time left
+    name = _new_job(jobs, "live-eta", run_seconds=600)
+    jobs.wait_condition(name, "Running", timeout=90)
+    sign_in(page, live_dashboard, "alice", f"/jobs/{NS}/mpijob/{name}/")
+    overview = page.locator("#job-overview-state")
+    time_left = overview.get_by_text(re.compile(r"^About .+ left$"))
+
+    def shows_time_left() -> bool:  # drawn from the launcher's log, once two epochs are in
+        if time_left.count():
+            return True
+        page.reload()
+        return False
+    wait_until(shows_time_left, 90, interval=1.0, message="the Overview's time left")
+    expect(overview.get_by_role("progressbar")).to_have_count(1)
+    _stay_on_page(page)
+    _wait_live(page)
+
+    expect(page.locator("#job-header-status")).to_have_text("Succeeded", timeout=SLOW)
+    # the pushed status takes the bar and its "about Xs left" with it, without a reload
+    expect(time_left).to_have_count(0)
+    expect(overview.get_by_role("progressbar")).to_have_count(0)
+    expect(overview).to_contain_text("Succeeded")
+    assert _not_reloaded(page)
+
+
 def test_the_list_row_changes_status_live(page, live_dashboard, jobs):
     name = _new_job(jobs, "live-row", suspend=True)
     sign_in(page, live_dashboard, "alice", f"/jobs/?project={NS}")
@@ -539,6 +565,45 @@ def _safe_not_reloaded(page) -> bool:
         return _not_reloaded(page)
     except Exception:  # navigating: the old document is gone
         return False
+
+
+def _dashboard_kubeconfig(cluster, path: Path, token: str) -> None:
+    """The dashboard's kubeconfig with this token, written at once (as the kubelet swaps
+    a rotated service-account token in)."""
+    import yaml
+
+    config = yaml.safe_load(cluster.kubeconfig("dashboard").read_text())
+    config["users"][0]["user"]["token"] = token
+    fresh = path.with_suffix(".new")
+    fresh.write_text(yaml.safe_dump(config))
+    fresh.replace(path)
+
+
+def test_the_page_says_updates_are_paused_while_the_hub_cannot_see_the_cluster(
+        page, own_dashboard, e2e_cluster, tmp_path):
+    # the dashboard's own token (the watch hub's) is refused; people's tokens still work, so
+    # pages open and show the job, but the hub hears of no change
+    kubeconfig = tmp_path / "kubeconfig-dashboard"
+    _dashboard_kubeconfig(e2e_cluster, kubeconfig, "sha256~a-token-the-api-server-refuses")
+    own_dashboard.stop()
+    own_dashboard.start(CLUSTER_KUBECONFIG=str(kubeconfig))
+    try:
+        sign_in(page, own_dashboard.url, "alice", f"/jobs/{NS}/mpijob/bert-large-pretrain/")
+        _stay_on_page(page)
+        expect(page.locator("#job-header-status")).to_have_text("Running")
+        notice = page.get_by_role("status").filter(has_text="Reconnecting")
+        expect(notice).to_be_visible(timeout=60_000)
+        expect(page.locator("#live-socket")).to_have_attribute("data-live-state",
+                                                               "reconnecting")
+        # the token works again (rotated by the kubelet): the hub sees, the page is live
+        _dashboard_kubeconfig(e2e_cluster, kubeconfig, e2e_cluster.token("dashboard"))
+        expect(notice).to_have_count(0, timeout=SLOW)
+        _wait_live(page)
+        expect(page.locator("#job-header-status")).to_have_text("Running")
+        assert _not_reloaded(page)
+    finally:
+        own_dashboard.stop()
+        own_dashboard.start()
 
 
 def test_the_page_waits_out_an_unreachable_cluster(page, own_dashboard, e2e_cluster, tmp_path):

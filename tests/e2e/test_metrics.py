@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
 
+import pytest
+import requests
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import sign_in
@@ -37,6 +42,15 @@ def test_alice_watches_bert_gpus_grow(page, live_dashboard, screenshot):
                message=lambda: f"new points after {before} "
                                f"(now {page.evaluate(POINTS, 'gpu_util')})")
 
+    # hovering names each GPU as the table does (Plotly reads names as markup: they are
+    # sent escaped, and the hover template names its trace, never pastes the name in)
+    chart = page.locator("#chart-gpu_util .js-plotly-plot")
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+    hover = page.locator("#chart-gpu_util .hoverlayer")
+    expect(hover).to_contain_text(re.compile(r"worker-3 GPU \d: \d+%"))
+    expect(hover).not_to_contain_text("fullData")
+
     # the numbers, for people who do not see the chart
     page.get_by_text("Numbers: GPU utilisation per GPU").click()
     table = page.get_by_role("table", name="GPU utilisation per GPU, last 15m")
@@ -49,3 +63,86 @@ def test_bob_gets_no_metrics_of_team_nlp(page, live_dashboard):
     sign_in(page, live_dashboard, "bob")
     response = page.request.get(live_dashboard + BERT + "metrics.json")
     assert response.status == 403
+
+
+# -- a Prometheus that checks nothing ---------------------------------------------------------
+class PlainPrometheus(ThreadingHTTPServer):
+    """Prometheus as it is without OpenShift's kube-rbac-proxy and prom-label-proxy: it
+    answers anyone, whatever their token, and ignores the tenancy `namespace` parameter.
+    (simcluster's, asked with the cluster admin's token.)"""
+
+    def __init__(self, cluster) -> None:
+        self.upstream = cluster.prometheus_url
+        self.admin_token = cluster.token("admin")
+        self.ca_file = str(cluster.ca_file)
+        super().__init__(("127.0.0.1", 0), _Forward)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Forward(BaseHTTPRequestHandler):
+    server: PlainPrometheus
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        params = [(k, v) for k, v in parse_qsl(parts.query) if k != "namespace"]
+        upstream = requests.get(self.server.upstream + parts.path, params=params,
+                                headers={"Authorization": f"Bearer {self.server.admin_token}"},
+                                verify=self.server.ca_file, timeout=30)
+        self.send_response(upstream.status_code)
+        self.send_header("Content-Type", upstream.headers.get("Content-Type", "text/plain"))
+        self.send_header("Content-Length", str(len(upstream.content)))
+        self.end_headers()
+        self.wfile.write(upstream.content)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def plain_prometheus(e2e_cluster):
+    server = PlainPrometheus(e2e_cluster)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def dashboard_on_plain_prometheus(e2e_cluster, plain_prometheus, settings):
+    """The dashboard (in this process, Django's test client) asking that Prometheus."""
+    from training import cluster
+    from training.views import metrics
+
+    settings.CLUSTER_KUBECONFIG = str(e2e_cluster.kubeconfig("dashboard"))
+    settings.PROMETHEUS_URL = plain_prometheus.url
+    cluster.cluster_config.cache_clear()
+    metrics.METRICS_ACCESS.clear()
+    yield
+    cluster.cluster_config.cache_clear()
+    metrics.METRICS_ACCESS.clear()
+
+
+def test_bob_gets_no_team_nlp_metrics_even_from_a_prometheus_that_answers_anyone(
+        client, db, e2e_cluster, plain_prometheus, dashboard_on_plain_prometheus):
+    from tests.dashboard_support import sign_in as signed_in
+
+    # that Prometheus shows team-nlp's GPUs to anyone who asks
+    answer = requests.get(plain_prometheus.url + "/api/v1/query", timeout=30, params={
+        "query": 'DCGM_FI_DEV_GPU_UTIL{namespace="team-nlp"}'}).json()
+    assert answer["data"]["result"]
+
+    signed_in(client, e2e_cluster, "bob")
+    response = client.get(BERT + "metrics.json")
+    assert response.status_code == 403
+    assert "team-nlp" in response.json()["error"]
+    assert "charts" not in response.json()
+
+    # alice may see team-nlp's pods: the same Prometheus draws her charts
+    signed_in(client, e2e_cluster, "alice")
+    response = client.get(BERT + "metrics.json")
+    assert response.status_code == 200
+    assert len(response.json()["charts"]["gpu_util"]["series"]) == 8

@@ -46,3 +46,6 @@ CONTROL_GROUP = "hub.control"
 # Viewers of the admin overview (training/cluster_subscriptions.py): told when the cluster's
 # quotas, training jobs or their pods changed.
 CLUSTER_GROUP = "cluster"
+
+# Every live socket: whether the watch hub sees the cluster (training/hub/status.py).
+STATUS_GROUP = "hub.status"

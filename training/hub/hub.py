@@ -27,6 +27,12 @@ finished before the hub started. The latest summary of every job stays in `summa
 for `/metrics` (training/monitoring.py). Expired sessions (with their sealed tokens) are
 deleted once a day (`sessions.SessionSweeper`, what `manage.py clearsessions` does).
 
+While the hub cannot see the cluster (every watch failing, or its APIs not read yet), it
+tells open pages so (`status.HubStatus`: `{"type": "hub.status", "state": "down"}` to the
+`hub.status` group, then "up" when it sees again, and the current state every few
+seconds): they show that live updates are paused, and get a fresh snapshot when it sees
+again.
+
 What the hub finds when it starts (or when it starts again) is taken as already seen:
 pages render the current state themselves and the consumer sends a snapshot on connect;
 the hub pushes what changes after that. A send that fails (Redis restarting) is tried
@@ -62,6 +68,7 @@ from .groups import job_group, ns_group
 from .history import HistoryWriter
 from .logs import LogHub
 from .sessions import SessionSweeper
+from .status import HubStatus
 
 log = logging.getLogger("training.hub")
 
@@ -179,6 +186,9 @@ class Hub:
         self._threads: list[threading.Thread] = []
         # the admin overview: told (at most every few seconds) that quotas, jobs or pods moved
         self.cluster = ClusterNotices(self._send, self.ready)
+        # open pages: told whether the hub sees the cluster (else their updates are paused)
+        self._discovery_failing = False
+        self.status = HubStatus(self._send, self.sees_cluster)
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> Hub:
@@ -192,6 +202,7 @@ class Hub:
         if self.sessions is not None:
             self.sessions.start()
         self.cluster.start()
+        self.status.start()
         for target, name in ((self._open_watches, "hub-start"), (self._flush_loop, "hub-flush")):
             thread = threading.Thread(target=target, daemon=True, name=name)
             thread.start()
@@ -215,15 +226,36 @@ class Hub:
         if self.sessions is not None:
             self.sessions.stop()
         self.cluster.stop()
+        self.status.stop()
         self.publisher.close()
 
     @property
     def running(self) -> bool:
         return bool(self._threads) and not self._stop.is_set()
 
+    def sees_cluster(self) -> bool:
+        """Whether the hub learns of changes now: some watch is not failing (a watch that
+        is refused for good, e.g. one kind forbidden, does not make the hub blind), or,
+        before the watches are open, the cluster's APIs could be read."""
+        watches = list(self.watches)
+        if watches:
+            return not all(w.failing for w in watches)
+        return not self._discovery_failing
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the first lists are done, but not while the hub is known not to see
+        the cluster (a page then gets its snapshot at once, and is told updates are
+        paused). True when ready."""
+        deadline = time.monotonic() + timeout
+        while not self.ready.wait(0.1):
+            if self.status.down or time.monotonic() >= deadline or self._stop.is_set():
+                return False
+        return True
+
     def stats(self) -> dict[str, Any]:
         return {"ready": self.ready.is_set(), "kinds": [k.kind for k in self.kinds],
                 "watches": [w.stats() for w in self.watches], "index": self.index.counts(),
+                "sees_cluster": self.status.state == "up",
                 "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
                 "logs": self.logs.stats(),
                 "history": self.history.stats() if self.history is not None else None}
@@ -234,8 +266,11 @@ class Hub:
         while not self._stop.is_set():
             try:
                 with self.client_factory() as client:
-                    return client.served_kinds()
+                    kinds = client.served_kinds()
+                self._discovery_failing = False
+                return kinds
             except Exception as e:  # the cluster may not be reachable yet
+                self._discovery_failing = True
                 log.warning("watch hub: cannot read the cluster's APIs (%s); retrying in %.0fs",
                             e, delay)
                 if self._stop.wait(delay):

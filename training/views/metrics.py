@@ -2,9 +2,12 @@
 
 Prometheus (OpenShift monitoring's Thanos querier, PROMETHEUS_URL) is asked with the
 signed-in person's own token and the tenancy `namespace` parameter, so it shows them what
-the cluster lets them see, never more. Prometheus being absent, down or refusing never
-breaks the rest of the job page: the tab says what is wrong, the Overview leaves its GPU
-line out.
+the cluster lets them see, never more. The dashboard does not rely on that alone: a plain
+Prometheus (no kube-rbac-proxy, no prom-label-proxy) answers anyone, so before asking it
+the person's own `get pods` in the project is checked (a SelfSubjectAccessReview with
+their token, the answer kept a minute), what the tenancy port would ask. Prometheus being
+absent, down or refusing never breaks the rest of the job page: the tab says what is
+wrong, the Overview leaves its GPU line out.
 """
 
 from __future__ import annotations
@@ -20,14 +23,15 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from odh.training import errors
+from odh.training import access, errors
 from odh.training import metrics as m
+from odh.training.access import Access, AccessCache
 from odh.training.client import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.summary import JobStatus, JobSummary
 
 from .. import session
-from ..cluster import cluster_config
+from ..cluster import client_for_token, cluster_config
 
 log = logging.getLogger("training.metrics")
 
@@ -35,6 +39,9 @@ SUMMARY_TIMEOUT = (1.0, 2.0)  # connect, read: the Overview must not wait on Pro
 SUMMARY_TTL = 15  # seconds a person's GPU line is reused
 DOWN_TTL = 30  # seconds the Overview skips Prometheus after it could not be reached
 LIVE_INTERVAL_MS = 15000
+
+GET_PODS = Access("get", "pods")  # what Prometheus' tenancy port asks of a project's viewer
+METRICS_ACCESS = AccessCache(ttl=60.0)  # answers per person and project
 
 
 def _tls() -> tuple[str | None, bool]:
@@ -54,6 +61,22 @@ def prometheus_for(request: HttpRequest,
                    float(settings.PROMETHEUS_TIMEOUT))
     return m.PrometheusClient(settings.PROMETHEUS_URL, session.token(request), ca_file,
                               timeout=timeout, verify=verify)
+
+
+def check_pods_access(request: HttpRequest, project: str,
+                      timeout: tuple[float, float] | None = None) -> None:
+    """Raise `errors.Forbidden` unless the person may get pods in `project` (asked with
+    their token, answer cached); `errors.Unauthorized`, `ClusterUnavailable`... as they
+    come. Called before Prometheus is asked: it may not check anything itself."""
+    token = session.token(request)
+    with client_for_token(token) as client:
+        if timeout is not None:
+            client.timeout = timeout
+        if not access.allowed(client, token, project, GET_PODS, METRICS_ACCESS):
+            raise errors.Forbidden(
+                _("You may not see metrics in project “%(project)s”: your account needs "
+                  "permission to view pods there.") % {"project": project}, status=403,
+                namespace=project)
 
 
 def _problem(e: errors.ClusterError, project: str) -> tuple[str, str]:
@@ -112,6 +135,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
               "cluster monitoring). Everything else on this page works."))
         return context
     try:
+        check_pods_access(request, project)
         with prometheus_for(request) as client:
             result = m.job_metrics(client, project, kind, name, rng)
     except errors.ClusterError as e:
@@ -158,6 +182,7 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
         if since is None:
             return _json_error(_("“since” must be a time such as 2025-01-31T12:00:00Z."), 400)
     try:
+        check_pods_access(request, project)  # a plain Prometheus would answer anyone
         with prometheus_for(request) as client:
             result = m.job_metrics(client, project, job_kind, name, rng, since=since)
     except errors.Unauthorized as e:
@@ -188,6 +213,11 @@ def gpu_summary(request: HttpRequest, kind: JobKind, project: str,
     cached = cache.get(key)
     if cached is not None:
         return cached
+    try:
+        check_pods_access(request, project, timeout=SUMMARY_TIMEOUT)
+    except errors.ClusterError as e:  # refused, or the API server slow: not Prometheus' fault
+        log.info("GPU summary of %s/%s left out: %s", project, summary.name, e.message)
+        return ""
     try:
         with prometheus_for(request, timeout=SUMMARY_TIMEOUT) as client:
             text = m.gpu_summary(client, project, kind, summary.name,

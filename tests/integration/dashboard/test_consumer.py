@@ -513,3 +513,74 @@ def test_an_unreachable_cluster_asks_the_page_to_try_again(open_tab, loop, cooki
     tab = open_tab(f"job={BERT}", cookie_of("alice", token="sha256~any"))
     assert tab.until_closed() == 4503
     assert tab.closing()["reason"] == "The cluster could not be reached."
+
+
+# -- while open: groups joined again, updates paused and caught up -----------------------------
+def test_a_socket_whose_group_memberships_were_forgotten_still_gets_pushes(open_tab, loop,
+                                                                            cookie_of, settings):
+    from channels.layers import get_channel_layer
+
+    from tests.waiting import wait_until
+
+    settings.LIVE_RECHECK_SECONDS = 0.2
+    tab = open_tab(f"job={BERT}", cookie_of("alice"))
+    tab.until_ready()
+    layer = get_channel_layer()
+    group = "job.team-nlp.bert-large-pretrain"
+    # what a Redis restart does to every membership (and channels_redis to a day-old one)
+    loop.call(lambda: layer.groups.pop(group))
+    # the page does nothing: its open socket joins again by itself
+    wait_until(lambda: loop.call(lambda: group in layer.groups), WAIT,
+               message="the open socket back in its job's group")
+    html = '<span id="job-header-status" hx-swap-oob="true">Succeeded</span>'
+    group_send(loop, group, {"type": "hub.update", "html": html, "announce": "", "job": BERT,
+                             "status": "Succeeded", "change": "modified"})
+    assert tab.until(lambda f: f == html)
+    assert tab.close_code is None
+
+
+def test_the_page_is_told_updates_are_paused_while_the_hub_cannot_see_the_cluster(
+        open_tab, loop, cookie_of):
+    tab = open_tab(f"job={BERT}", cookie_of("alice"))
+    tab.until_ready()
+    seen = len(tab.frames)
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "down"})
+    assert json.loads(tab.next()) == {"type": "paused"}  # the page shows "Reconnecting…"
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "down"})  # said again
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up"})
+    # what it could not hear of meanwhile: the current state, then "ready" (the notice goes)
+    statuses = json.loads(tab.next())
+    assert statuses["type"] == "statuses" and statuses["jobs"][0]["status"] == "Running"
+    assert 'id="job-header-status"' in tab.next()
+    assert tab.next().startswith('<tbody id="job-event-rows"')
+    assert tab.until_ready()["subscriptions"] == [f"job={BERT}"]
+    assert [f for f in tab.frames[seen:] if '"paused"' in f] == ['{"type": "paused"}']
+    # "up" again changes nothing: the page is live already
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up"})
+    html = '<span id="job-header-status" hx-swap-oob="true">x</span>'
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "html": html, "announce": "", "job": BERT, "status": "Running",
+        "change": "modified"})
+    assert tab.next() == html
+
+
+def test_the_page_is_paused_while_the_cluster_does_not_answer_and_caught_up_after(
+        open_tab, loop, cookie_of, settings, demo_cluster, unreachable_cluster, monkeypatch):
+    from training import cluster, subscriptions
+
+    settings.LIVE_RECHECK_SECONDS = 0.2
+    monkeypatch.setattr(subscriptions.ACCESS_CACHE, "ttl", 0.0)  # every re-check asks
+    settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))
+    cluster.cluster_config.cache_clear()
+    tab = open_tab(f"job={BERT}", cookie_of("alice"))
+    tab.until_ready()
+
+    settings.CLUSTER_KUBECONFIG = str(unreachable_cluster)  # the API server goes away
+    cluster.cluster_config.cache_clear()
+    tab.until(lambda f: f == '{"type": "paused"}')
+    settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))  # and is back
+    cluster.cluster_config.cache_clear()
+    tab.until(lambda f: f.startswith('{"type": "statuses"'))
+    assert 'id="job-header-status"' in tab.next()
+    tab.until_ready()
+    assert tab.close_code is None  # the socket stayed open throughout

@@ -38,6 +38,19 @@ def hub(demo_cluster, loop):
         yield hub
 
 
+@pytest.fixture(autouse=True)
+def history_writer(hub, transactional_db):
+    """The hub's job history writer, a new one per test, stopped before the test's database
+    is flushed: a record written during the flush makes it fail ("table is locked")."""
+    from training.hub.history import HistoryWriter
+
+    if hub.history is not None:
+        hub.history.stop()
+    hub.history = HistoryWriter().start()
+    yield hub.history
+    hub.history.stop()
+
+
 @pytest.fixture
 def jobs(demo_cluster):
     helper = Jobs(demo_cluster.api_client("alice"), NS)

@@ -1,0 +1,52 @@
+"""The watch hub tells open pages when it cannot see the cluster, and when it can again.
+
+Every live socket is in the `hub.status` group (training/consumers.py): while the hub's
+watches fail, the page shows that live updates are paused; when they list again, the page
+gets a fresh snapshot. Here the API server itself goes away (simcluster stopped) and comes
+back (started again on the same ports and state directory).
+"""
+
+from __future__ import annotations
+
+from tests.integration.hub.conftest import Subscriber, embedded_hub, start_cluster
+from tests.waiting import wait_until
+
+
+def states(subscriber: Subscriber) -> list[str]:
+    return [m["state"] for m in subscriber.messages if m.get("type") == "hub.status"]
+
+
+def test_viewers_hear_the_hub_lose_the_cluster_and_find_it_again(tmp_path_factory,
+                                                                 loop_thread):
+    from channels.layers import get_channel_layer
+
+    from training.hub.groups import STATUS_GROUP
+
+    sim = start_cluster(tmp_path_factory, "hub-status")
+    try:
+        with embedded_hub(sim, loop_thread) as hub:
+            pages = Subscriber(loop_thread, loop_thread.call(get_channel_layer), STATUS_GROUP)
+            assert hub.sees_cluster()
+
+            sim.stop()  # the API server goes away: every watch fails
+            pages.wait_for(lambda m: m["state"] == "down", 60,
+                           what="the hub saying it cannot see the cluster")
+            assert not hub.sees_cluster() and hub.stats()["sees_cluster"] is False
+            # said again every few seconds (for pages that joined since), never "up" meanwhile
+            def repeated() -> bool:
+                pages.poll(1.0)
+                return states(pages).count("down") >= 2
+            wait_until(repeated, 60, message=lambda: f"'down' repeated; got {states(pages)}")
+            told = states(pages)
+            assert "up" not in told[told.index("down"):]
+
+            sim.restart()  # back, on the same address: the watches list again
+            def up_again() -> bool:
+                pages.poll(1.0)
+                told = states(pages)
+                return "up" in told[told.index("down"):]
+            wait_until(up_again, 90, message=lambda: f"'up' after 'down'; got {states(pages)}")
+            assert hub.sees_cluster() and hub.stats()["sees_cluster"] is True
+            assert all(w.synced.is_set() for w in hub.watches)
+    finally:
+        sim.stop()
