@@ -462,6 +462,17 @@ class ClusterClient:
         return self._items(self.core.list_namespaced_persistent_volume_claim, namespace,
                            namespace=namespace)
 
+    def list_network_policies(self, namespace: str) -> list[Obj]:
+        return self._items(self.custom.list_namespaced_custom_object, "networking.k8s.io", "v1",
+                           namespace, "networkpolicies", namespace=namespace)
+
+    def list_secret_names(self, namespace: str, secret_type: str) -> list[str]:
+        """Names of the project's Secrets of one type (`kubernetes.io/dockerconfigjson`);
+        what they hold is not kept."""
+        items = self._items(self.core.list_namespaced_secret, namespace, namespace=namespace,
+                            field_selector=f"type={secret_type}")
+        return [str((item.get("metadata") or {}).get("name", "")) for item in items]
+
     def list_nodes(self) -> list[Obj]:
         return self._items(self.core.list_node)
 

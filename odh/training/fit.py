@@ -27,7 +27,8 @@ from odh.training.rules_pod import limit_message
 from odh.training.spec import MPIJobSpec
 from odh.training.totals import Totals, cpus, gpus, totals_for, workers_text
 
-__all__ = ["FitReport", "Fix", "QuotaLine", "Totals", "check_fit", "totals_for"]
+__all__ = ["FitReport", "Fix", "QuotaLine", "Totals", "check_fit", "keep_processes_in_step",
+           "totals_for"]
 
 GI = Decimal(2**30)
 MI = Decimal(2**20)
@@ -125,8 +126,10 @@ def _applied(spec: MPIJobSpec, changes: dict[str, Any]) -> MPIJobSpec:
     return dataclasses.replace(spec, **changes)
 
 
-def _with_command(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
-    """Keep `-np N` in step when a fix changes workers or slots and N matched before."""
+def keep_processes_in_step(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes` plus the command with its `-np N` in step, when the changes alter workers
+    or slots and N matched them before (a fix that changes the Workers keeps mpirun's rank
+    count right)."""
     if not isinstance(spec.command, list) or not _worker_ready(spec):
         return changes
     asked = command_processes([str(w) for w in spec.command])
@@ -158,7 +161,7 @@ _RAISE = {
 
 
 def _fix(spec: MPIJobSpec, labels: dict, name: str, value: Any) -> Fix:
-    return Fix(labels[name]() % {"amount": value}, _with_command(spec, {name: value}))
+    return Fix(labels[name]() % {"amount": value}, keep_processes_in_step(spec, {name: value}))
 
 
 def _candidates(spec: MPIJobSpec, report: FitReport, violations: list[LimitViolation],
@@ -292,4 +295,4 @@ def _split_fix(spec: MPIJobSpec, totals: Totals, lead: str, each: Decimal, worke
             parts.append(format_memory(memory))
     label = _("Use %(each)s per worker and %(workers)s") % {
         "each": ", ".join(parts), "workers": workers_text(workers)}
-    return Fix(label, _with_command(spec, changes))
+    return Fix(label, keep_processes_in_step(spec, changes))

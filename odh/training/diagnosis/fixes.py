@@ -1,0 +1,211 @@
+"""Fixes a diagnosis offers: changes to the job's configuration that a clone applies.
+
+Every fix that changes amounts is checked with the wizard's own resource check
+(`odh.training.fit.check_fit`) against the project's quotas, LimitRanges and the nodes as
+far as they could be read, "as if the job were replaced": the quota this job's own pods
+hold counts as free, since the clone takes their place once the job is deleted.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from decimal import Decimal
+from typing import Any
+
+from odh.training.allocation import TERMINAL_PHASES, pod_requests
+from odh.training.diagnosis.facts import Facts
+from odh.training.diagnosis.model import JobFix
+from odh.training.fit import check_fit, keep_processes_in_step
+from odh.training.i18n import _, ngettext
+from odh.training.kinds import MPIJOB, kind_for_object
+from odh.training.manifest import ManifestError, read_manifest
+from odh.training.paths import as_dict, get_path
+from odh.training.quantity import GPU_RESOURCE, format_memory
+from odh.training.quota import compute_name
+from odh.training.spec import MPIJobSpec
+from odh.training.totals import amount, gpus
+
+GI = Decimal(2**30)
+# memory sizes people ask for, in GiB: the next one up is the fix
+NICE_GIB = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+            1536, 2048)
+_BATCH_FLAGS = ("--batch-size", "--batch_size", "--per_device_train_batch_size",
+                "--per-device-train-batch-size", "--train_batch_size", "--train-batch-size",
+                "--micro-batch-size", "--micro_batch_size", "--bs")
+
+
+def spec_of(job: dict) -> MPIJobSpec | None:
+    """The job as the wizard describes it (MPIJobs only: the others are not cloned here)."""
+    if kind_for_object(job) != MPIJOB:
+        return None
+    try:
+        return read_manifest(job)
+    except ManifestError:
+        return None
+
+
+def quotas_without_job(quotas: list[dict], pods: list[dict]) -> list[dict]:
+    """The quotas with what this job's own live pods count taken off their use."""
+    held: dict[str, Decimal] = {}
+    count = 0
+    for pod in pods:
+        if get_path(pod, ["status", "phase"]) in TERMINAL_PHASES:
+            continue
+        count += 1
+        for name, value in pod_requests(pod).items():
+            held[name] = held.get(name, Decimal(0)) + value
+    adjusted = []
+    for quota in quotas:
+        quota = copy.deepcopy(quota)
+        used = as_dict(get_path(quota, ["status", "used"]))
+        for key, raw in list(used.items()):
+            name = compute_name(str(key))
+            taken = Decimal(count) if key in ("pods", "count/pods") else held.get(name)
+            if not taken:
+                continue
+            left = max(amount(str(raw)) - taken, Decimal(0))
+            used[key] = format(left.normalize(), "f")
+        adjusted.append(quota)
+    return adjusted
+
+
+def fits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> bool:
+    """Would the changed job fit the project's quota, its LimitRanges and a node?"""
+    changed = dataclasses.replace(spec, **changes)
+    quotas = quotas_without_job(facts.quotas or [], facts.pods)
+    return check_fit(changed, quotas, facts.limit_ranges or [], facts.nodes or [],
+                     spec.namespace).fits
+
+
+def _with_np(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
+    return keep_processes_in_step(spec, changes)
+
+
+# -- memory ---------------------------------------------------------------------------------------
+def memory_fix(facts: Facts, spec: MPIJobSpec, launcher: bool,
+               peak: float | None) -> JobFix | None:
+    """The next memory size up (past the peak seen, when known) that still fits."""
+    field = "launcher_memory" if launcher else "memory_per_worker"
+    current = amount(getattr(spec, field))
+    floor = max(current * Decimal("1.2"), Decimal(str(peak)) * Decimal("1.2") if peak else 0)
+    for size in NICE_GIB:
+        value = size * GI
+        if value <= floor or value <= current:
+            continue
+        changes = {field: format_memory(value)}
+        if not fits(facts, spec, changes):
+            continue
+        values = {"memory": format_memory(value), "now": format_memory(current) if current
+                  else _("no limit")}
+        label = (_("Clone with %(memory)s of memory for the Launcher (now %(now)s)") if launcher
+                 else _("Clone with %(memory)s of memory per Worker (now %(now)s)")) % values
+        return JobFix(label, changes)
+    return None
+
+
+# -- the command line -----------------------------------------------------------------------------
+def _batch_flag(command: list[str]) -> tuple[int, str, int, bool] | None:
+    """(index, flag, value, inline) of the batch-size argument in a command line."""
+    for index, word in enumerate(command):
+        flag, eq, value = word.partition("=")
+        if flag not in _BATCH_FLAGS:
+            continue
+        if not eq:
+            value = command[index + 1] if index + 1 < len(command) else ""
+            index += 1
+        if value.isdigit() and int(value) > 1:
+            return index, flag, int(value), bool(eq)
+    return None
+
+
+def batch_size_fix(spec: MPIJobSpec) -> JobFix | None:
+    """Half the batch size named on the command line (`--batch-size 64` -> 32)."""
+    words = [str(w) for w in spec.command]
+    found = _batch_flag(words)
+    if found is None:
+        return None
+    index, flag, value, inline = found
+    smaller = value // 2
+    changed = list(words)
+    changed[index] = f"{flag}={smaller}" if inline else str(smaller)
+    return JobFix(_("Clone with %(flag)s %(smaller)d (now %(value)d)")
+                  % {"flag": flag, "smaller": smaller, "value": value},
+                  {"command": changed})
+
+
+def batch_size_in_command(spec: MPIJobSpec) -> int | None:
+    found = _batch_flag([str(w) for w in spec.command])
+    return found[2] if found else None
+
+
+# -- Workers and GPUs -----------------------------------------------------------------------------
+def more_workers_fix(facts: Facts, spec: MPIJobSpec) -> JobFix | None:
+    """Twice the Workers (and the GPUs with them), when that fits."""
+    if spec.workers < 1:
+        return None
+    for workers in (spec.workers * 2, spec.workers + 1):
+        changes = _with_np(spec, {"workers": workers})
+        if fits(facts, spec, changes):
+            label = ngettext("Clone with %(workers)d Worker (now %(now)d)",
+                             "Clone with %(workers)d Workers (now %(now)d)", workers) % {
+                "workers": workers, "now": spec.workers}
+            return JobFix(label, changes)
+    return None
+
+
+def fewer_workers_fix(spec: MPIJobSpec, workers: int, note: str) -> JobFix | None:
+    if not 1 <= workers < spec.workers:
+        return None
+    label = ngettext("Clone with %(workers)d Worker (now %(now)d)",
+                     "Clone with %(workers)d Workers (now %(now)d)", workers) % {
+        "workers": workers, "now": spec.workers}
+    return JobFix(label, _with_np(spec, {"workers": workers}), note=note)
+
+
+def fit_fixes(facts: Facts, spec: MPIJobSpec) -> list[JobFix]:
+    """The wizard's own fixes for a job that does not fit (quota, LimitRange, nodes)."""
+    quotas = quotas_without_job(facts.quotas or [], facts.pods)
+    report = check_fit(spec, quotas, facts.limit_ranges or [], facts.nodes or [],
+                       spec.namespace)
+    fixes = []
+    for fix in report.fixes:
+        changes = dict(fix.changes)
+        workers = changes.get("workers")
+        gpu_count = changes.get("gpus_per_worker")
+        if isinstance(workers, int) and isinstance(gpu_count, int) and gpu_count:
+            label = _("Clone with %(workers)d Workers x %(gpus)s") % {
+                "workers": workers, "gpus": gpus(gpu_count)}
+        else:
+            label = _("Clone with this change: %(change)s") % {"change": fix.label}
+        fixes.append(JobFix(label, changes))
+    return fixes
+
+
+# -- other settings --------------------------------------------------------------------------------
+def sidecar_fix() -> JobFix:
+    return JobFix(_("Clone with the Istio sidecar disabled"),
+                  {"disable_sidecar_injection": True})
+
+
+def edit_fix(label: str, focus: str, note: str = "") -> JobFix:
+    """No change to make for the person, but a field to correct in the clone."""
+    return JobFix(label, {}, focus=focus, note=note)
+
+
+def pod_memory(pod: dict) -> tuple[Decimal, Decimal]:
+    """(request, limit) of memory of the pod's main container (0 when unset)."""
+    containers = get_path(pod, ["spec", "containers"]) or [{}]
+    resources = as_dict(as_dict(containers[0]).get("resources"))
+    limit = amount(str(as_dict(resources.get("limits")).get("memory", "")))
+    request = amount(str(as_dict(resources.get("requests")).get("memory", ""))) or limit
+    return request, limit
+
+
+def pod_gpu_request(pod: dict) -> int:
+    return int(pod_requests(pod).get(GPU_RESOURCE, 0))
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\S+", text)
