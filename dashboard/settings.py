@@ -171,6 +171,8 @@ WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The troubleshooting guide's pages (Markdown), served at /help/troubleshooting/
+TROUBLESHOOTING_DIR = BASE_DIR / "docs" / "troubleshooting"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -206,6 +208,9 @@ PROMETHEUS_URL = env_url("PROMETHEUS_URL")
 PROMETHEUS_CA_FILE = env_str("PROMETHEUS_CA_FILE")
 PROMETHEUS_TIMEOUT = env_int("PROMETHEUS_TIMEOUT", 15, minimum=1)  # seconds, Metrics tab
 JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
+# A running job whose Launcher wrote nothing for this long (and whose GPUs are idle, when
+# Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).
+DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)
 
 LOGGING = {
     "version": 1,

@@ -194,6 +194,18 @@ def apply_changes(data: dict, changes: dict) -> dict:
     return merged
 
 
+FIXED_KEY = "fixed"  # what a diagnosis' fix changed: {"label", "fields", "note"}
+
+
+def apply_fix(data: dict, changes: dict, label: str, fields: list[str], note: str = "") -> dict:
+    """A diagnosis' fix applied to a clone's draft, and marked: the wizard shows which
+    fields it changed (or which one to correct, for a fix that only opens a field)."""
+    merged = apply_changes(data, changes)
+    merged[FIXED_KEY] = {"label": str(label)[:500], "note": str(note)[:500],
+                         "fields": [str(f) for f in fields][:20]}
+    return merged
+
+
 # --- data -> spec --------------------------------------------------------------------------
 
 def _read_int(result: ReadResult, name: str, raw: str, default: int | None) -> int | None:

@@ -33,15 +33,17 @@ from django.utils import translation
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from odh.training.diagnosis import Diagnosis
 from odh.training.lifecycle import failure_cause
 from odh.training.summary import JobStatus, JobSummary
 
+from . import diagnoses
 from .templatetags.training_tags import STATUS_STYLE
 
 Obj = dict[str, Any]
 
 HEADER_PARTS = ("header-status", "header-facts", "state-actions")
-OVERVIEW_PARTS = ("overview-state", "overview-facts", "overview-replicas",
+OVERVIEW_PARTS = ("overview-signal", "overview-state", "overview-facts", "overview-replicas",
                   "overview-conditions")
 
 
@@ -55,11 +57,13 @@ def _render(template: str, context: dict[str, Any]) -> str:
         return render_to_string(template, context)
 
 
-def render_list_row(summary: JobSummary, now: datetime) -> str:
+def render_list_row(summary: JobSummary, now: datetime,
+                    diagnosis: Diagnosis | None = None) -> str:
     """The job list's row for this job, to swap in by id. It carries no training progress
     (read per person, with their token: training/job_progress.py): a running job's progress
     cell is marked hx-preserve, so the page keeps the bar it drew."""
-    return _render("training/job_list.html#job-row", {"job": summary, "now": now, "oob": True})
+    return _render("training/job_list.html#job-row", {"job": summary, "now": now, "oob": True,
+                                                       "pushed_diagnosis": diagnosis})
 
 
 def render_deleted_row(namespace: str, kind_slug: str, name: str) -> str:
@@ -68,12 +72,15 @@ def render_deleted_row(namespace: str, kind_slug: str, name: str) -> str:
                        row_id(namespace, kind_slug, name))
 
 
-def render_job_update(summary: JobSummary, job: Obj, pods: list[Obj], now: datetime) -> str:
+def render_job_update(summary: JobSummary, job: Obj, pods: list[Obj], now: datetime,
+                      diagnosis: Diagnosis | None = None) -> str:
     """The parts of the job's page that follow its state (not its events: see
     `render_event_rows`). `job` and `pods` are the raw objects, for parts that show more
-    than the summary."""
+    than the summary; `diagnosis` what the objects alone tell (Topology highlights its
+    pods; the Overview's card is fetched by the page itself when the signal changes)."""
     context: dict[str, Any] = {"summary": summary, "job": job, "pods": pods, "now": now,
-                               "oob": True}
+                               "oob": True, "diagnosis": diagnosis,
+                               "diagnosis_signature": diagnoses.signature(summary, diagnosis)}
     parts = [_render(f"training/job_detail.html#{name}", context) for name in HEADER_PARTS]
     parts += [_render(f"training/tabs/overview.html#{name}", context) for name in OVERVIEW_PARTS]
     parts.append(_render("training/tabs/topology.html#topology", context))
@@ -102,8 +109,9 @@ def status_text(status: JobStatus | str) -> str:
     return str(style[2]) if style else value
 
 
-def announcement(summary: JobSummary) -> str:
-    """"Job bert-ft is now Running: 4/4 workers" — what the page's aria-live region says."""
+def announcement(summary: JobSummary, diagnosis: Diagnosis | None = None) -> str:
+    """"Job bert-ft is now Running: 4/4 workers" — what the page's aria-live region says;
+    a failure is said with its diagnosis' headline when there is one."""
     values = {"name": summary.name, "status": status_text(summary.status),
               "ready": summary.workers_ready, "total": summary.workers_total,
               "step": summary.lifecycle_step}
@@ -111,7 +119,8 @@ def announcement(summary: JobSummary) -> str:
         if summary.status == JobStatus.RUNNING:
             return _("Job %(name)s is now %(status)s: %(ready)d/%(total)d workers") % values
         if summary.status == JobStatus.FAILED:
-            cause = failure_cause(summary) or summary.reason
+            cause = (diagnosis.headline if diagnosis else "") or failure_cause(summary) \
+                or summary.reason
             if cause:
                 return _("Job %(name)s is now %(status)s: %(cause)s") % {**values,
                                                                            "cause": cause}

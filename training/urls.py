@@ -7,7 +7,10 @@ from .views import (
     audit_trail,
     auth,
     cluster,
+    compare,
+    diagnosis,
     health,
+    help,
     history,
     jobs,
     logs,
@@ -29,6 +32,10 @@ urlpatterns = [
     path("oauth/logout/", auth.logout_view, name="training-logout"),
     path("signed-out/", auth.signed_out, name="training-signed-out"),
     path("jobs/", jobs.job_list, name="training-job-list"),
+    path("jobs/compare/", compare.job_compare, name="training-job-compare"),
+    # the troubleshooting guide (docs/troubleshooting/), linked from every diagnosis
+    path("help/troubleshooting/", help.guide_index, name="training-help"),
+    path("help/troubleshooting/<slug:slug>/", help.guide_page, name="training-help-page"),
     # cluster administrators: the overview and the audit trail
     path("cluster/", cluster.cluster_overview, name="training-cluster-overview"),
     path("cluster/audit/", audit_trail.audit_trail, name="training-cluster-audit"),
@@ -50,6 +57,9 @@ urlpatterns = [
     path(JOB + "export/", jobs.job_export, name="training-job-export"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
+    path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),
+    path(JOB + "diagnosis/dismiss/", diagnosis.job_diagnosis_dismiss,
+         name="training-job-diagnosis-dismiss"),
     # a finished run's history record (it outlives the job): views/history.py
     path(JOB + "history/<str:uid>/", history.job_history, name="training-job-history"),
     path(JOB + "logs/<str:pod>/download/", logs.job_log_download,

@@ -38,11 +38,12 @@ from odh.training.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_s
 from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
-    from odh.training.sdk import InvalidSpec, TrainingClient
+    from odh.training.sdk import InvalidSpec, JobFailedError, TrainingClient
 
 __all__ = [
     "BUILTIN_TEMPLATES", "KINDS", "MPIJOB", "PYTORCHJOB", "TFJOB", "TRAINJOB", "EnvVar",
-    "FieldError", "FitReport", "Fix", "InvalidSpec", "JobKind", "JobStatus", "JobSummary",
+    "FieldError", "FitReport", "Fix", "InvalidSpec", "JobFailedError", "JobKind", "JobStatus",
+    "JobSummary",
     "JobTemplate", "MPIJobSpec", "ManifestImportError", "PVCVolume", "QuantityError",
     "QuotaLine", "Toleration", "Totals", "TrainingClient", "ValidationContext", "age",
     "build_manifest", "check_fit", "clone_spec", "format_cpu", "format_duration",
@@ -51,7 +52,7 @@ __all__ = [
     "template_by_slug", "validate_spec",
 ]
 
-_SDK = ("TrainingClient", "InvalidSpec")
+_SDK = ("TrainingClient", "InvalidSpec", "JobFailedError")
 
 
 def __getattr__(name: str) -> Any:

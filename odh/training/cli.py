@@ -22,6 +22,7 @@ the exit status is 0 on success, 1 when the cluster refused or failed, 2 for bad
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -65,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kubeconfig", help=_("kubeconfig file (default: $KUBECONFIG or "
                                                "~/.kube/config)"))
     parser.add_argument("--context", help=_("kubeconfig context to use"))
+    parser.add_argument("--prometheus", metavar="URL",
+                        default=os.environ.get("ODH_PROMETHEUS_URL", ""),
+                        help=_("the cluster's Prometheus query API (OpenShift: the Thanos "
+                               "querier), for memory peaks and GPU use in diagnoses (default: "
+                               "$ODH_PROMETHEUS_URL)"))
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def job_command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -83,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("-A", "--all-projects", action="store_true",
                        help=_("every project you may see"))
 
-    job_command("describe", _("status, lifecycle step, Launcher and Workers of one job"))
+    job_command("describe", _("status, Launcher and Workers of one job, and its diagnosis: why "
+                              "it fails or waits, and what to do"))
 
     create = commands.add_parser(
         "create", help=_("create an MPIJob from flags or from a manifest"),
@@ -163,6 +170,34 @@ def _print_list(summaries: list[JobSummary], out: TextIO, now: datetime) -> None
                      f"{s.workers_ready}/{s.workers_total}", str(s.gpus), age,
                      format_duration(s.duration_seconds(now))])
     _table(rows, out)
+
+
+def _describe(client, name: str, namespace: str, kind: str, prometheus_url: str, out: TextIO,
+              now: datetime) -> None:
+    """The job's summary, then its diagnosis (why it fails, waits or looks unwell)."""
+    from odh.training.diagnosis.gather import Sources, diagnose_job
+
+    prometheus = client.prometheus(prometheus_url) if prometheus_url else None
+    try:
+        detail, found = diagnose_job(client.cluster, KINDS[kind], namespace, name,
+                                     sources=Sources(prometheus=prometheus))
+    finally:
+        if prometheus is not None:
+            prometheus.close()
+    _print_summary(detail.summary, out, now)
+    if found is not None:
+        out.write("\n" + _("Diagnosis:") + "\n")
+        out.write("".join(f"  {line}\n" for line in found.text().splitlines()))
+
+
+def _print_failure(failed, out: TextIO) -> None:
+    """What `wait` says of a job that failed: the diagnosis' headline, whose problem it is,
+    what to do, and the last log lines it rests on."""
+    out.write(_("error: %(headline)s") % {"headline": failed.message} + "\n")
+    diagnosis = failed.diagnosis
+    if diagnosis is None:
+        return
+    out.write("".join(f"  {line}\n" for line in diagnosis.text().splitlines()[1:]))
 
 
 def _print_summary(s: JobSummary, out: TextIO, now: datetime) -> None:
@@ -296,7 +331,8 @@ def _who(client) -> str:
 
 # -- running ----------------------------------------------------------------------------------
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from odh.training.sdk import InvalidSpec, TrainingClient  # the kubernetes client, lazily
+    # the kubernetes client, lazily
+    from odh.training.sdk import InvalidSpec, JobFailedError, TrainingClient
 
     now = datetime.now(UTC)
     spec = _spec_from_flags(args) if args.command == "create" else None
@@ -331,7 +367,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                                "none)."))
         name, kind = args.job, args.type
         if args.command == "describe":
-            _print_summary(client.summary(name, namespace, kind), out, now)
+            _describe(client, name, namespace, kind, args.prometheus, out, now)
         elif args.command == "logs":
             out.write(client.logs(name, namespace, worker=args.worker, tail_lines=args.tail))
         elif args.command == "suspend":
@@ -348,8 +384,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             out.write(_("Deleted %(project)s/%(name)s with its Launcher and Workers.")
                       % {"project": namespace, "name": name} + "\n")
         elif args.command == "wait":
-            final = client.wait(name, namespace, timeout=args.timeout, poll_seconds=args.poll,
-                                kind=kind)
+            try:
+                final = client.wait(name, namespace, timeout=args.timeout,
+                                    poll_seconds=args.poll, kind=kind)
+            except JobFailedError as failed:
+                _print_failure(failed, sys.stderr)
+                return REFUSED
             out.write(_("%(name)s %(status)s after %(duration)s.") % {
                 "name": name, "status": final.status.value,
                 "duration": format_duration(final.duration_seconds())} + "\n")

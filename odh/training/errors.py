@@ -47,3 +47,23 @@ class Invalid(ClusterError):
 
 class ClusterUnavailable(ClusterError):
     """The API server could not be reached or did not answer in time."""
+
+
+class JobFailedError(Exception):
+    """A job that was waited for failed. Carries the dashboard's diagnosis of it: the
+    headline (`message`), whose problem it is (`culprit`: code, configuration, platform,
+    capacity), what to do (`suggestions`, in order), the last lines of the log that tells
+    (`logs`), and the job's status summary (`status`)."""
+
+    def __init__(self, message: str, logs: list[str] | None = None, status: object = None,
+                 diagnosis: object = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.logs = list(logs or [])
+        self.status = status
+        self.diagnosis = diagnosis
+        self.culprit = str(getattr(diagnosis, "culprit", "") or "")
+        self.suggestions = [s.text for s in getattr(diagnosis, "suggestions", [])]
+
+    def __str__(self) -> str:
+        return self.message

@@ -39,6 +39,8 @@ class Listing:
     listed only in the fallback namespaces, if any)."""
 
     summaries: list[JobSummary] = field(default_factory=list)
+    # (namespace, kind slug, name) -> (the job, its pods): what each summary was made of
+    objects: dict[tuple[str, str, str], tuple[Obj, list[Obj]]] = field(default_factory=dict)
     forbidden_namespaces: list[str] = field(default_factory=list)
     forbidden_kinds: list[JobKind] = field(default_factory=list)
     pods_forbidden: bool = False
@@ -104,10 +106,12 @@ def list_summaries(client: ClusterClient, namespaces: list[str] | None, kinds: l
         except errors.NotFound:
             continue  # this kind's API is not installed
     pods = _pods_by_job(_list_pods(client, asked, listing, fallback_once))
-    for _kind, job in jobs:
+    for kind, job in jobs:
         meta = job.get("metadata") or {}
-        job_pods = pods.get((meta.get("namespace", ""), meta.get("name", "")), [])
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        job_pods = pods.get((namespace, name), [])
         listing.summaries.append(summarize(job, job_pods, None, now))
+        listing.objects[(namespace, kind.slug, name)] = (job, job_pods)
     return listing
 
 

@@ -25,16 +25,21 @@ from kubernetes import config as k8s_config
 
 from odh.training import errors
 from odh.training.client import ClusterClient
+from odh.training.diagnosis import Diagnosis
 from odh.training.findings import FieldError, errors_of
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, MPIJOB, JobKind
+from odh.training.prometheus import PrometheusClient
 from odh.training.queries import job_detail, list_summaries
 from odh.training.sdkcode import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest
 from odh.training.status import JobPod, JobStatus, JobSummary, job_pods
 from odh.training.validation import validate_spec
 
-__all__ = ["ConfigurationError", "InvalidSpec", "TrainingClient", "sdk_code"]
+__all__ = ["ConfigurationError", "InvalidSpec", "JobFailedError", "TrainingClient",
+           "sdk_code"]
+
+JobFailedError = errors.JobFailedError
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED)
@@ -100,6 +105,14 @@ class TrainingClient:
 
     def close(self) -> None:
         self.cluster.close()
+
+    def prometheus(self, url: str) -> PrometheusClient:
+        """A Prometheus query API client (OpenShift monitoring's Thanos querier) that uses
+        this client's credentials and CA, for `diagnose(..., prometheus=...)`."""
+        config = self.cluster.api_client.configuration
+        token = str((config.api_key or {}).get("authorization", "")).removeprefix("Bearer ")
+        return PrometheusClient(url, token, config.ssl_ca_cert or None, timeout=(2.0, 5.0),
+                                verify=bool(config.verify_ssl))
 
     def __enter__(self) -> TrainingClient:
         return self
@@ -178,13 +191,33 @@ class TrainingClient:
                 namespace=namespace)
         return found
 
+    def diagnose(self, name: str, namespace: str, kind: str | JobKind = "mpijob", *,
+                 prometheus: PrometheusClient | None = None) -> Diagnosis | None:
+        """Why the job failed, waits or looks unwell, and what to do: the dashboard's
+        diagnosis (None for a job that is doing fine). Reads what it needs with your
+        credentials (log tails, quotas, nodes...); what you may not read is named in the
+        diagnosis' `unread`. Give `prometheus` (a PrometheusClient) for memory peaks and
+        GPU use."""
+        from odh.training.diagnosis.gather import Sources, diagnose_job
+
+        _detail, found = diagnose_job(self.cluster, _kind(kind), namespace, name,
+                                      sources=Sources(prometheus=prometheus))
+        return found
+
     def wait(self, name: str, namespace: str, *, until: tuple[JobStatus, ...] = FINISHED,
              timeout: float = 3600, poll_seconds: float = 5,
-             kind: str | JobKind = "mpijob") -> JobSummary:
-        """Poll until the job's status is one of `until`; TimeoutError after `timeout`."""
+             kind: str | JobKind = "mpijob", raise_on_failure: bool = True) -> JobSummary:
+        """Poll until the job's status is one of `until`; TimeoutError after `timeout`.
+
+        A job that ends Failed raises JobFailedError (unless `raise_on_failure` is False),
+        carrying the diagnosis: its headline, whose problem it is, the suggestions and the
+        last log lines it rests on."""
         deadline = time.monotonic() + timeout
         while True:
             current = self.summary(name, namespace, kind)
+            if current.status == JobStatus.FAILED and raise_on_failure and \
+                    JobStatus.FAILED in until:
+                raise self._failure(name, namespace, kind, current)
             if current.status in until:
                 return current
             if time.monotonic() >= deadline:
@@ -192,6 +225,18 @@ class TrainingClient:
                                    % {"name": name, "status": current.status.value,
                                       "seconds": int(timeout)})
             time.sleep(poll_seconds)
+
+    def _failure(self, name: str, namespace: str, kind: str | JobKind,
+                 summary: JobSummary) -> errors.JobFailedError:
+        try:
+            found = self.diagnose(name, namespace, kind)
+        except errors.ClusterError:
+            found = None
+        if found is None:
+            text = _("%(name)s failed: %(reason)s") % {"name": name,
+                                                        "reason": summary.reason or "-"}
+            return errors.JobFailedError(text, [], summary)
+        return errors.JobFailedError(found.headline, found.log_lines, summary, found)
 
     # -- changing ------------------------------------------------------------------------
     def delete_job(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> None:

@@ -273,6 +273,20 @@
     }
   });
 
+  // -- the diagnosis card -------------------------------------------------------------------
+  // The hub pushes #job-diagnosis-signal with the job state's signature (it reads no logs,
+  // quotas or metrics, so it cannot make the card); when it no longer matches the card's,
+  // the card is fetched again with the viewer's own session (training/diagnoses.py).
+  function refreshDiagnosis() {
+    var signal = document.getElementById("job-diagnosis-signal");
+    var card = document.getElementById("job-diagnosis");
+    if (!signal || !card || !card.getAttribute("data-src")) return;
+    if (signal.getAttribute("data-signature") === card.getAttribute("data-signature")) return;
+    card.setAttribute("data-signature", signal.getAttribute("data-signature"));
+    htmx.ajax("GET", card.getAttribute("data-src"), { target: card, swap: "outerHTML" });
+  }
+  document.addEventListener("htmx:wsAfterMessage", refreshDiagnosis);
+
   // -- ages and durations that keep counting -----------------------------------------------
   // odh/training/durations.py format_duration: "2h 15m 43s" under a day, "3d 4h 12m" after.
   function formatDuration(seconds) {

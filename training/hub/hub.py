@@ -62,7 +62,7 @@ from odh.training.status import summarize
 from odh.training.summary import JobSummary
 from odh.training.watch import ResilientWatch, WatchedResource
 
-from .. import live
+from .. import diagnoses, live
 from .cluster import ClusterNotices  # the admin overview's "cluster changed" notices
 from .groups import job_group, ns_group
 from .history import HistoryWriter
@@ -386,10 +386,11 @@ class Hub:
         now = datetime.now(UTC)
         events = job_events(data.kind, data.job, data.pods, data.events)
         summary = summarize(data.job, data.pods, events, now)
+        diagnosis = diagnoses.object_diagnosis(data.job, data.pods, events, summary)
         self.summaries[key] = summary
         if summary.is_finished and self.history is not None:
             self.history.submit(data.job, summary)
-        row = _row_fingerprint(summary)
+        row = _row_fingerprint(summary) + ((diagnosis.headline,) if diagnosis else ())
         detail = _detail_fingerprint(summary)
         current = {_uid(e): _rv(e) for e in events}
         # new to viewers until its row reached them (a failed first send is retried as new)
@@ -404,7 +405,7 @@ class Hub:
         status = str(summary.status)
         change = "added" if added else "modified"
         if row != seen.row:
-            message = {"type": "hub.update", "html": live.render_list_row(summary, now),
+            message = {"type": "hub.update", "html": live.render_list_row(summary, now, diagnosis),
                        "announce": "", "job": job_ref, "status": status, "change": change}
             if self._send(ns_group(ns), message):
                 seen.row = row
@@ -412,8 +413,8 @@ class Hub:
                 failed = True
         new_events = [e for e in events if seen.events.get(_uid(e)) != _rv(e)]
         if detail != seen.detail or new_events:
-            announce = live.announcement(summary) if status != seen.status else ""
-            html = live.render_job_update(summary, data.job, data.pods, now)
+            announce = live.announcement(summary, diagnosis) if status != seen.status else ""
+            html = live.render_job_update(summary, data.job, data.pods, now, diagnosis)
             rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
             message = {"type": "hub.update", "html": html, "event_rows": rows,
                        "announce": announce, "job": job_ref, "status": status,

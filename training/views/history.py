@@ -37,7 +37,7 @@ def newest_history(project: str, kind: JobKind, name: str) -> JobHistory | None:
     return JobHistory.objects.filter(namespace=project, kind=kind.kind, name=name).first()
 
 
-def _get_history_for_user(request: HttpRequest, client: ClusterClient, project: str,
+def get_history_for_user(request: HttpRequest, client: ClusterClient, project: str,
                           kind: JobKind, name: str, uid: str) -> JobHistory:
     """The record, if the cluster lets this person get that type of job in the project (a
     SelfSubjectAccessReview with their token), else PermissionDenied."""
@@ -84,7 +84,7 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
                 uid: str) -> HttpResponse:
     job_kind = kind_or_404(kind)
     with user_client(request) as client:
-        record = _get_history_for_user(request, client, project, job_kind, name, uid)
+        record = get_history_for_user(request, client, project, job_kind, name, uid)
         live_uid = _live_uid(client, job_kind, project, name)
     newest = newest_history(project, job_kind, name)
     # Clone and Retry copy the job as it is now, or (once it is gone) its newest record:

@@ -20,7 +20,7 @@ from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
 from odh.training.status import JobStatus
 
-from .. import audit, job_progress, session, subscriptions
+from .. import diagnoses, job_progress, mutations, session, subscriptions
 from ..cluster import user_client
 from ..projects import (
     can_list_everywhere,
@@ -82,6 +82,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
+    # why the rows shown fail or wait: the job page's diagnosis, bounded the same way
+    found = diagnoses.for_rows(session.token(request), list(page.object_list), result.objects)
     context = {
         "page": page,
         "filters": filters,
@@ -100,6 +102,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
             [selected] if selected else [p.name for p in projects],
             [job.namespace for job in page.object_list], result.forbidden_namespaces),
         "progress": progress,
+        "diagnoses": found,
     }
     return render_page(request, "training/job_list.html", context, "job-table")
 
@@ -130,6 +133,9 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
     if tab == "metrics":
         context.update(job_metrics.metrics_context(request, job_kind, project, name,
                                                    detail.summary))
+    if tab in ("overview", "topology"):  # why it fails or waits, read as this person
+        diagnosis = diagnoses.for_detail(request, detail)
+        context.update(diagnoses.card_context(diagnosis, detail))
     if tab == "overview":  # one line from Prometheus, left out when it is slow or away
         context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
                                                          detail.summary)
@@ -164,28 +170,13 @@ def _detail_url(project: str, kind: JobKind, name: str) -> str:
     return reverse("training-job-detail", args=[project, kind.slug, name])
 
 
-def _run_action(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,
-                action) -> None:
-    """Do one mutation with the person's token; audit it whatever the outcome."""
-    try:
-        action()
-    except errors.Forbidden as e:
-        audit.record(request, verb, kind.kind, project, name, "denied", e.message)
-        e.namespace = project
-        raise
-    except errors.ClusterError as e:
-        audit.record(request, verb, kind.kind, project, name, "failed", e.message)
-        raise
-    audit.record(request, verb, kind.kind, project, name, "success")
-
-
 def _change_job(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,
                 action) -> HttpResponse | None:
-    """`_run_action` for a change to one job: None when the cluster made it; the job's page
-    with the cluster's reason when it turned the change down (it conflicts or is invalid);
-    the "no longer exists" page when the job is gone."""
+    """One change to one job (training/mutations.py): None when the cluster made it; the
+    job's page with the cluster's reason when it turned the change down (it conflicts or is
+    invalid); the "no longer exists" page when the job is gone."""
     try:
-        _run_action(request, verb, kind, project, name, action)
+        mutations.change(request, verb, kind, project, name, action)
     except errors.NotFound:
         raise job_missing(kind, project, name) from None
     except (errors.Conflict, errors.Invalid) as e:

@@ -65,6 +65,10 @@ class Sources:
     dismissed: frozenset[str] = frozenset()
     read_nodes: bool = True             # try listing nodes with the person's client
     hang_after_seconds: float | None = None
+    # only what the headline rests on (the job list's line): logs, and the nodes and free
+    # GPUs handed in; not the quotas, policies, secrets, claims or other jobs that make the
+    # evidence and fixes of the full diagnosis
+    brief: bool = False
 
 
 @dataclass
@@ -244,6 +248,10 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
         facts.logs = _read_logs(reader, s, facts.pods)
     mpijob = s.kind == MPIJOB
     waiting = s.status == JobStatus.PENDING
+    if sources.brief:
+        facts.nodes = sources.nodes
+        facts.free_gpus = sources.free_gpus if unscheduled else None
+        return
     if mpijob and (failed or waiting or any(r.reason == "OOMKilled" for r in troubled)):
         facts.quotas = reader.read(_("the project's quotas"), lambda: client.list_quotas(ns))
         facts.limit_ranges = reader.read(_("the project's LimitRanges"),
@@ -276,3 +284,16 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
     if sources.similar is not None and (failed or troubled):
         facts.similar = sources.similar()
 
+
+
+def diagnose_job(client: ClusterClient, kind, namespace: str, name: str, *,
+                 sources: Sources | None = None, now: datetime | None = None):
+    """(the job's detail, its diagnosis or None), read with `client`: what the SDK's
+    `TrainingClient.diagnose` and `odh-training describe` say."""
+    from odh.training.diagnosis import diagnose
+    from odh.training.queries import job_detail
+
+    detail = job_detail(client, kind, namespace, name, now)
+    facts = gather(client, detail.job, detail.pods, detail.events, now=now, sources=sources,
+                   summary=detail.summary)
+    return detail, diagnose(facts)

@@ -69,7 +69,11 @@ def test_the_oom_killed_worker_stands_out(alice):
     assert "fa-exclamation-triangle" in card.group(1)
     assert "need attention" in body or "needs attention" in body
     # the other pods were removed when the job failed (cleanPodPolicy: Running)
-    assert body.count('class="dash-topo-card dash-topo-card--problem"') == 1
+    assert len(re.findall(r'class="dash-topo-card dash-topo-card--problem[ "]', body)) == 1
+    # the diagnosis names it: highlighted, with the same words as the Overview's card
+    assert "dash-topo-card--diagnosed" in card.group(0)
+    assert ("The diagnosis names this pod: Worker 2 ran out of memory and was killed (exit "
+            "code 137)") in " ".join(card.group(1).split())
 
 
 def test_unscheduled_workers_have_a_group_of_their_own(alice):

@@ -18,16 +18,15 @@ from odh.training.rules_job import check_name
 from odh.training.spec import (
     ManifestError,
     MPIJobSpec,
-    build_manifest,
     clone_spec,
     read_manifest,
 )
 
-from ... import audit, drafts
+from ... import diagnoses, drafts, mutations
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import JobHistory
-from ...projects import kind_or_404
+from ...projects import get_job_for_user, kind_or_404
 from .base import new_draft, only_mpijobs, step_url
 from .create import create_problem
 from .render import warn_of_unknown_fields
@@ -45,8 +44,22 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
         return only_mpijobs(request, kind, project, name, "clone")
     spec, from_history = get_spec_for_user(client, project, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
-    draft = new_draft(request, drafts.data_from_spec(clone),
-                       f"clone:{project}/{kind.slug}/{name}", clone.base)
+    data = drafts.data_from_spec(clone)
+    fix = diagnoses.read_fix_token(request.GET.get("fix", "")) if request.GET.get("fix") \
+        else None
+    if fix is not None:
+        data = drafts.apply_fix(data, fix.changes, fix.label, fix.fields, fix.note)
+    draft = new_draft(request, data, f"clone:{project}/{kind.slug}/{name}", clone.base)
+    if fix is not None:
+        messages.success(request, _("Cloned “%(name)s” with the fix applied: %(fix)s. The "
+                                    "changed fields are marked; check them, then create the "
+                                    "job.") % {"name": name, "fix": fix.label})
+        warn_of_unknown_fields(request, client, draft.data, draft.base)
+        return redirect(step_url(draft, drafts.step_of(fix.fields[0]) if fix.fields else "review"))
+    if request.GET.get("fix"):
+        messages.warning(request, _("The suggested fix could not be applied (its link is too "
+                                    "old or was changed): this is a plain copy of “%(name)s”.")
+                         % {"name": name})
     if from_history:
         messages.info(request, _("“%(name)s” was deleted; this copy comes from its history "
                                  "record. Change what you need, then create it.")
@@ -95,6 +108,20 @@ def _get_live_spec_for_user(client: ClusterClient, project: str, name: str) -> M
         raise Http404(str(e)) from None
 
 
+def _retry_warning(request: HttpRequest, client: ClusterClient, project: str,
+                   name: str) -> dict:
+    """When the job failed (or waits) because of its configuration, Retry says so and
+    offers the diagnosis' fixes instead: the same configuration would fail the same way."""
+    from odh.training.diagnosis import Culprit
+
+    detail = get_job_for_user(request, client, project, MPIJOB, name)
+    found = diagnoses.for_detail(request, detail)
+    if found is None or found.culprit not in (Culprit.CONFIGURATION, Culprit.CODE):
+        return {}
+    links = diagnoses.suggestion_links(found, detail.summary)
+    return {"retry_diagnosis": found, "retry_fixes": [s for s in links if s["action"] == "fix"]}
+
+
 def _retry_name_problems(spec: MPIJobSpec, name: str, new_name: str) -> list[str]:
     """What is wrong with the name typed for the retry, in words that say how to fix it."""
     retry = clone_spec(spec, new_name)
@@ -109,9 +136,11 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
     if job_kind != MPIJOB:
         return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
-        spec, _from_history = get_spec_for_user(client, project, name)
+        spec, from_history = get_spec_for_user(client, project, name)
         context = {"spec": spec, "summary": checks.summary(spec), "project": project, "name": name,
                    "kind": job_kind}
+        if not from_history:
+            context.update(_retry_warning(request, client, project, name))
         if request.method == "GET":
             context["new_name"] = fresh_name(name, random_suffix(), max(spec.workers, 1))
             return render(request, "training/job_retry.html", context)
@@ -123,23 +152,18 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
             context["name_errors"] = problems
             return render(request, "training/job_retry.html", context)
         retry = clone_spec(spec, new_name)
-        retry.created_by = request.user.get_username()
         try:
-            client.create_job(MPIJOB, project, build_manifest(retry))
+            # structured, not a sentence: the audit trail is read in every language
+            mutations.create(request, client, retry, "retry", f"retry_of={name}")
         except errors.Unauthorized:
             raise
         except errors.ClusterError as e:
-            outcome = "denied" if isinstance(e, errors.Forbidden) else "failed"
-            audit.record(request, "retry", MPIJOB.kind, project, new_name, outcome, e.message)
             problem = create_problem(e, retry)
             if isinstance(e, errors.Conflict):
                 context["name_errors"] = [problem["message"]]
             else:
                 context["create_problem"] = problem
             return render(request, "training/job_retry.html", context)
-    # structured, not a sentence: the audit trail is read in every language
-    audit.record(request, "retry", MPIJOB.kind, project, new_name, "success",
-                 f"retry_of={name}")
     messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the same "
                                 "configuration.") % {"name": name, "new": new_name})
     return redirect("training-job-detail", project, MPIJOB.slug, new_name)

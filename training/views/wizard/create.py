@@ -16,7 +16,7 @@ from odh.training import errors
 from odh.training.kinds import MPIJOB
 from odh.training.spec import MPIJobSpec, build_manifest
 
-from ... import audit, drafts
+from ... import drafts, mutations
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...forms import SaveTemplateForm
@@ -68,23 +68,13 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
         if checks.errors_in(found, "review"):
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_blocked": True})
-        spec.created_by = request.user.get_username()
-        manifest = build_manifest(spec)
         try:
-            # The API server's dry run first: its schema and admission checks (quota
-            # included) answer without anything being created; then the real create.
-            client.create_job(MPIJOB, spec.namespace, manifest, dry_run=True)
-            client.create_job(MPIJOB, spec.namespace, manifest)
+            mutations.create(request, client, spec, verb)
         except errors.Unauthorized:
             raise
         except errors.ClusterError as e:
-            outcome = "denied" if isinstance(e, errors.Forbidden) else "failed"
-            audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, outcome,
-                         e.message)
-            log.info("create of %s/%s refused: %s", spec.namespace, spec.name, e.message)
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_problem": create_problem(e, spec)})
-    audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, "success")
     draft.delete()
     messages.success(request, _("The MPIJob “%(name)s” was created in %(project)s. It starts "
                                 "as soon as its Launcher and Workers are scheduled.")

@@ -42,7 +42,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
         assert draft is not None
         data = draft.data
         facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
-        shown = checks.shown_messages(found, data, step, step in submitted_steps(draft))
+        shown = _with_fix_notes(checks.shown_messages(found, data, step,
+                                                      step in submitted_steps(draft)), data)
         validate_url = reverse("training-job-new-validate", args=[draft.key])
         context.update({"spec": spec, "facts": facts, "field_messages": shown,
                         "validate_url": validate_url})
@@ -70,6 +71,22 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     if request.htmx and draft is not None and request.method == "GET":
         response["HX-Push-Url"] = request.get_full_path()
     return response
+
+
+def _with_fix_notes(shown: dict, data: dict) -> dict:
+    """The messages, plus a note on each field a diagnosis' fix changed (or asks to correct)."""
+    fixed = data.get(drafts.FIXED_KEY)
+    if not isinstance(fixed, dict) or not fixed.get("fields"):
+        return shown
+    label = str(fixed.get("label", ""))
+    marked = dict(shown)
+    for name in fixed.get("fields") or []:
+        entry = {"errors": [], "warnings": [], **marked.get(str(name), {})}
+        note = _("Changed by the suggested fix (%(fix)s).") if str(name) in data and \
+            str(name) != "volumes" else _("The suggested fix asks you to correct this (%(fix)s).")
+        entry["notes"] = [*entry.get("notes", []), note % {"fix": label}]
+        marked[str(name)] = entry
+    return marked
 
 
 def _form_data(data: dict, names) -> dict:
@@ -126,7 +143,8 @@ def _resources_context(data: dict, spec: MPIJobSpec, facts: checks.ProjectFacts,
                 f"volume-{i}-sub_path") or empty})
     advanced_names = set(drafts.ADVANCED_FIELDS)
     open_advanced = any(
-        m["errors"] and (name in advanced_names or name.startswith(("env-", "volume-")))
+        (m["errors"] or m.get("notes"))
+        and (name in advanced_names or name.startswith(("env-", "volume-")) or name == "volumes")
         for name, m in shown.items()) or bool(data.get("_advanced_open"))
     return {"form": form, "env_rows": env_rows, "volume_rows": volume_rows,
             "show_queue": show_queue, "open_advanced": open_advanced}

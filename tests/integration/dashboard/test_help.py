@@ -1,0 +1,37 @@
+"""The troubleshooting guide served by the dashboard (/help/troubleshooting/)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from tests.html_checks import assert_valid
+
+
+def test_it_serves_the_index_with_every_page_linked(alice):
+    response = alice.get(reverse("training-help"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert_valid(body)
+    assert "<h1" in body and "Troubleshooting training jobs" in body
+    assert reverse("training-help-page", args=["oom-killed"]) in body
+    assert ".md" not in body.split("<article", 1)[1]  # links lead to the dashboard's pages
+
+
+def test_it_serves_a_page_rendered_from_the_repository(alice):
+    response = alice.get(reverse("training-help-page", args=["oom-killed"]))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert_valid(body)
+    assert "Out of memory (OOMKilled)" in body
+    assert "<h2" in body and "What to do" in body
+    assert 'aria-current="page"' in body  # the page list says where one is
+
+
+def test_an_unknown_page_is_not_found_and_no_other_file_can_be_named(alice):
+    assert alice.get(reverse("training-help-page", args=["no-such-page"])).status_code == 404
+    assert alice.get("/help/troubleshooting/..%2F..%2FREADME/").status_code == 404
+
+
+def test_the_guide_needs_sign_in(client):
+    response = client.get(reverse("training-help"))
+    assert response.status_code == 302

@@ -1,0 +1,391 @@
+"""The diagnosis on the dashboard's pages: what odh.training.diagnosis computes, read with
+the person's own token, plus what the dashboard knows better itself.
+
+- The job page (`for_detail`): the diagnosis of one job, from its job, pods and events
+  (already read for the page) and the bounded reads of `odh.training.diagnosis.gather`
+  (log tails, quotas, LimitRanges, NetworkPolicies, pull secrets, claims, the project's
+  jobs holding GPUs), with Prometheus asked as the person (after the same pods check as
+  the Metrics tab), the nodes and the cluster's free GPUs read with the dashboard's
+  service account (sizes and counts only, shared a short while), similar successful runs
+  from the job history, and the hints this person dismissed for this job (session).
+- The job list (`for_rows`): the same computation for the rows of the page shown that
+  have something to say (Failed, Pending, or a pod in trouble), in parallel and bounded
+  like the progress bars (training/job_progress.py), kept 20 s per person.
+- The watch hub pushes what it can tell from the objects alone (`object_diagnosis`), and
+  a signature of it: a page whose diagnosis changed fetches its own (static/js/live.js),
+  so a pushed page never shows what its viewer could not read.
+
+Answers are cached per person (a digest of their token) and job state, never shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from concurrent.futures import ThreadPoolExecutor, wait
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core import signing
+from django.core.cache import cache
+from django.http import HttpRequest
+
+from odh.training import errors
+from odh.training.access import identity
+from odh.training.allocation import cluster_capacity
+from odh.training.compare import similar_to
+from odh.training.diagnosis import Diagnosis, Facts, JobFix, SimilarRun, diagnose
+from odh.training.diagnosis.gather import Sources, gather
+from odh.training.kinds import MPIJOB
+from odh.training.prometheus import PrometheusClient
+from odh.training.queries import JobDetail
+from odh.training.summary import JobStatus, JobSummary
+
+from . import session
+from .cluster import client_for_token, cluster_config
+from .wizard_checks import get_nodes
+
+log = logging.getLogger("training.diagnosis")
+
+CACHE_SECONDS = 20
+CAPACITY_KEY = "diagnosis:gpu-capacity"
+CAPACITY_TTL = 15
+DISMISSED_KEY = "diagnosis_dismissed"
+FIX_SALT = "training.diagnosis.fix"
+FIX_MAX_AGE = 7 * 24 * 3600
+LIST_MAX_JOBS = 25
+LIST_THREADS = 6
+LIST_DEADLINE = 5.0
+PROMETHEUS_TIMEOUT = (1.0, 2.0)
+
+
+# -- what a person dismissed ----------------------------------------------------------------------
+def dismissed(request: HttpRequest, uid: str) -> frozenset[str]:
+    found = request.session.get(DISMISSED_KEY) or {}
+    return frozenset(found.get(uid, [])) if isinstance(found, dict) else frozenset()
+
+
+def dismiss(request: HttpRequest, uid: str, scenario: str) -> None:
+    found = request.session.get(DISMISSED_KEY)
+    found = dict(found) if isinstance(found, dict) else {}
+    found[uid] = sorted(set(found.get(uid, [])) | {scenario})
+    # a session keeps the last hundred jobs' dismissals, not every job ever seen
+    if len(found) > 100:
+        found = dict(list(found.items())[-100:])
+    request.session[DISMISSED_KEY] = found
+
+
+# -- what the dashboard reads better itself -------------------------------------------------
+def gpu_capacity() -> tuple[int | None, int | None]:
+    """(free, requested) GPUs of the whole cluster, from the service account's view of the
+    nodes and pods (counts only; kept CAPACITY_TTL seconds)."""
+    cached = cache.get(CAPACITY_KEY)
+    if cached is not None:
+        return tuple(cached)  # type: ignore[return-value]
+    try:
+        with client_for_token(cluster_config().service_account_token) as sa:
+            sa.timeout = (2.0, 5.0)
+            capacity = cluster_capacity(get_nodes(), sa.list_pods())
+    except errors.ClusterError as e:
+        log.info("GPU capacity unknown: %s", e.message)
+        return None, None
+    answer = (int(capacity.gpus.free), int(capacity.gpus.requested))
+    cache.set(CAPACITY_KEY, answer, CAPACITY_TTL)
+    return answer
+
+
+def similar_runs(job: dict, namespace: str) -> list[SimilarRun]:
+    """Successful MPIJobs of the project in the history that ran the same script from the
+    same image, fewest differences first."""
+    from .models import JobHistory
+
+    records = list(JobHistory.objects.filter(
+        namespace=namespace, kind=MPIJOB.kind, outcome=JobHistory.Outcome.SUCCEEDED)
+        .order_by("-finished")[:50])
+    by_uid = {r.uid: r for r in records}
+    found = similar_to(job, [(r.uid, r.spec) for r in records if r.spec])
+    return [SimilarRun(by_uid[uid].name, namespace, uid, by_uid[uid].finished, tuple(diffs))
+            for uid, diffs in found]
+
+
+def _prometheus(token: str) -> PrometheusClient | None:
+    from .views.metrics import _tls
+
+    if not settings.PROMETHEUS_URL:
+        return None
+    ca_file, verify = _tls()
+    return PrometheusClient(settings.PROMETHEUS_URL, token, ca_file, timeout=PROMETHEUS_TIMEOUT,
+                            verify=verify)
+
+
+def _may_see_metrics(request_token: str, project: str) -> bool:
+    from odh.training import access
+
+    from .views.metrics import GET_PODS, METRICS_ACCESS
+
+    try:
+        with client_for_token(request_token) as client:
+            client.timeout = PROMETHEUS_TIMEOUT
+            return access.allowed(client, request_token, project, GET_PODS, METRICS_ACCESS)
+    except errors.ClusterError:
+        return False
+
+
+def sources_for(token: str, job: dict, summary: JobSummary,
+                dismissed_here: frozenset[str] = frozenset(), brief: bool = False) -> Sources:
+    unscheduled = [r for r in summary.replicas if r.reason == "Unschedulable"]
+    free, requested = gpu_capacity() if any(r.gpus for r in unscheduled) else (None, None)
+    if brief:
+        return Sources(nodes=get_nodes() if unscheduled else None, free_gpus=free,
+                       read_nodes=False, brief=True,
+                       hang_after_seconds=settings.DIAGNOSIS_HANG_SECONDS)
+    wants_metrics = summary.status == JobStatus.RUNNING or any(
+        r.reason == "OOMKilled" for r in summary.replicas)
+    prometheus = _prometheus(token) if wants_metrics and _may_see_metrics(
+        token, summary.namespace) else None
+    return Sources(prometheus=prometheus, nodes=get_nodes(), free_gpus=free,
+                   allocated_gpus=requested,
+                   similar=lambda: similar_runs(job, summary.namespace),
+                   dismissed=dismissed_here, read_nodes=False,
+                   hang_after_seconds=settings.DIAGNOSIS_HANG_SECONDS)
+
+
+# -- one job -------------------------------------------------------------------------------------
+def row_key(summary: JobSummary) -> str:
+    """The job's state as its pods and status tell (not the words its events add: a list
+    computed without events and the hub's, with them, agree on it)."""
+    parts = [summary.uid, str(summary.status)]
+    parts += [f"{r.name}:{r.status}:{r.reason}:{r.restarts}:{r.exit_code}"
+              for r in summary.replicas]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _state_key(summary: JobSummary) -> str:
+    """`row_key` and what the events add (the reason and step of a waiting job)."""
+    words = hashlib.sha256(f"{summary.reason}|{summary.lifecycle_step}".encode()).hexdigest()
+    return f"{row_key(summary)}:{words[:16]}"
+
+
+def _cache_key(token: str, summary: JobSummary, dismissed_here: frozenset[str]) -> str:
+    return (f"diagnosis:{identity(token)}:{_state_key(summary)}:"
+            f"{','.join(sorted(dismissed_here))}")
+
+
+def compute(token: str, job: dict, pods: list[dict], events: list[dict], summary: JobSummary,
+            dismissed_here: frozenset[str] = frozenset(),
+            brief: bool = False) -> tuple[Facts, Diagnosis | None]:
+    sources = sources_for(token, job, summary, dismissed_here, brief)
+    try:
+        with client_for_token(token) as client:
+            facts = gather(client, job, pods, events, summary=summary, sources=sources)
+    finally:
+        if sources.prometheus is not None:
+            sources.prometheus.close()
+    return facts, diagnose(facts)
+
+
+def for_detail(request: HttpRequest, detail: JobDetail) -> Diagnosis | None:
+    """The job page's diagnosis (cached for this person and this state of the job)."""
+    token = session.token(request)
+    summary = detail.summary
+    if summary.status in (JobStatus.SUCCEEDED, JobStatus.SUSPENDED):
+        return None
+    mine = dismissed(request, summary.uid)
+    key = _cache_key(token, summary, mine)
+    found = cache.get(key, default=False)
+    if found is not False:
+        return found
+    _facts, found = compute(token, detail.job, detail.pods, detail.events, summary, mine)
+    # a running job's hang or GPU use changes with time alone: a shorter reuse
+    cache.set(key, found, 10 if summary.status == JobStatus.RUNNING else CACHE_SECONDS)
+    return found
+
+
+def object_diagnosis(job: dict, pods: list[dict], events: list[dict],
+                     summary: JobSummary) -> Diagnosis | None:
+    """What the objects alone tell (no logs, quotas or metrics): what the hub pushes."""
+    try:
+        return diagnose(Facts(job, pods, events, now=summary.observed_at, summary=summary))
+    except Exception:  # a rule's bug must not stop the pushes
+        log.exception("diagnosis of %s/%s failed", summary.namespace, summary.name)
+        return None
+
+
+def signature(summary: JobSummary, seen: Diagnosis | None) -> str:
+    """Changes when the job's state does, or what its objects alone say is wrong: the hub
+    pushes it, and a page whose card was made for another signature fetches a new one.
+    `seen` is `object_diagnosis` of the same objects (the hub's and the page's agree)."""
+    headline = seen.headline if seen is not None else ""
+    return hashlib.sha256(f"{_state_key(summary)}|{headline}".encode()).hexdigest()[:24]
+
+
+# -- the job list ---------------------------------------------------------------------------------
+def wants_diagnosis(summary: JobSummary) -> bool:
+    return summary.status in (JobStatus.FAILED, JobStatus.PENDING) or any(
+        r.exists and (r.problem or r.restarts) for r in summary.replicas)
+
+
+def _row_key(token: str, summary: JobSummary) -> str:
+    return f"diagnosis-row:{identity(token)}:{row_key(summary)}"
+
+
+def for_rows(token: str, summaries: list[JobSummary],
+             objects: dict[tuple[str, str, str], tuple[dict, list[dict]]]
+             ) -> dict[str, Diagnosis]:
+    """Diagnoses of the rows shown that have something to say, by "<ns>/<kind>/<name>"."""
+    wanted = [s for s in summaries if wants_diagnosis(s)][:LIST_MAX_JOBS]
+    found: dict[str, Diagnosis] = {}
+    missing = []
+    for s in wanted:
+        hit = cache.get(_row_key(token, s), default=False)
+        if hit is False:
+            missing.append(s)
+        elif hit is not None:
+            found[_ref(s)] = hit
+    if not missing:
+        return found
+    events = _events_by_namespace(token, {s.namespace for s in missing})
+    pool = ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(missing)),
+                              thread_name_prefix="diagnosis")
+    try:
+        futures = {}
+        for s in missing:
+            job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
+            if not job:
+                continue
+            from odh.training.queries import job_events
+
+            mine = job_events(s.kind, job, pods, events.get(s.namespace, []))
+            futures[pool.submit(compute, token, job, pods, mine, s, frozenset(), True)] = s
+        done, _pending = wait(futures, timeout=LIST_DEADLINE)
+        for future in done:
+            s = futures[future]
+            try:
+                _facts, diagnosis = future.result()
+            except Exception as e:  # slow or refused: that row shows its status only
+                log.info("no diagnosis for %s: %s", _ref(s), e)
+                continue
+            cache.set(_row_key(token, s), diagnosis, CACHE_SECONDS)
+            if diagnosis is not None:
+                found[_ref(s)] = diagnosis
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return found
+
+
+def _events_by_namespace(token: str, namespaces: set[str]) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    with client_for_token(token) as client:
+        client.timeout = (2.0, 4.0)
+        for namespace in sorted(namespaces):
+            try:
+                found[namespace] = client.list_events(namespace)
+            except errors.ClusterError as e:
+                log.info("no events of %s for the list's diagnoses: %s", namespace, e.message)
+    return found
+
+
+def _ref(summary: JobSummary) -> str:
+    return f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
+
+
+# -- "Clone with this fix" links -----------------------------------------------------------------
+def fix_token(fix: JobFix) -> str:
+    """The fix, signed, for a link: only fixes the dashboard made can be applied by one."""
+    return signing.dumps(fix.as_dict(), salt=FIX_SALT, compress=True)
+
+
+def read_fix_token(value: str) -> JobFix | None:
+    try:
+        data = signing.loads(value, salt=FIX_SALT, max_age=FIX_MAX_AGE)
+    except (signing.BadSignature, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("changes", {}), dict):
+        return None
+    return JobFix(str(data.get("label", "")), dict(data.get("changes") or {}),
+                  str(data.get("focus", "")), str(data.get("note", "")))
+
+
+
+# -- what a page shows ----------------------------------------------------------------------------
+SEVERITY_STYLE = {  # severity -> (PatternFly alert variant, icon)
+    "error": ("danger", "fa-exclamation-circle"),
+    "warning": ("warning", "fa-exclamation-triangle"),
+    "info": ("info", "fa-info-circle"),
+}
+
+
+def suggestion_links(diagnosis: Diagnosis, summary: JobSummary) -> list[dict]:
+    """Each suggestion with where it leads: a link, a form, or text with a command."""
+    from django.urls import reverse
+
+    from odh.training.diagnosis import Action
+
+    ref = (summary.namespace, summary.kind.slug, summary.name)
+    detail = reverse("training-job-detail", args=ref)
+    out = []
+    first_fix = True
+    for s in diagnosis.suggestions:
+        item = {"action": str(s.action), "text": s.text, "command": s.command, "url": "",
+                "primary": False, "note": ""}
+        if s.action == Action.FIX:
+            if s.fix is None or summary.kind != MPIJOB:
+                continue
+            item["url"] = (reverse("training-job-new") + "?" + urlencode(
+                {"clone": "/".join(ref), "fix": fix_token(s.fix)}))
+            item["primary"], first_fix = first_fix, False
+            item["note"] = s.fix.note
+        elif s.action == Action.LOGS:
+            item["url"] = f"{detail}?" + urlencode({"tab": "logs", "pod": s.pod})
+        elif s.action == Action.EVENTS:
+            item["url"] = f"{detail}?tab=events&type=Warning"
+        elif s.action == Action.TOPOLOGY:
+            item["url"] = f"{detail}?tab=topology"
+        elif s.action == Action.METRICS:
+            item["url"] = f"{detail}?tab=metrics"
+        elif s.action == Action.GUIDE:
+            item["url"] = reverse("training-help-page", args=[s.guide])
+        elif s.action == Action.COMPARE:
+            item["url"] = reverse("training-job-compare") + "?" + urlencode(
+                [("job", "/".join(ref)), ("job", s.target)])
+        elif s.action == Action.DISMISS:
+            item["url"] = reverse("training-job-diagnosis-dismiss", args=ref)
+            item["scenario"] = diagnosis.scenario
+        out.append(item)
+    return out
+
+
+def card_context(diagnosis: Diagnosis | None, detail: JobDetail) -> dict:
+    """What training/partials/diagnosis.html#card needs."""
+    summary = detail.summary
+    from django.urls import reverse
+
+    ref = (summary.namespace, summary.kind.slug, summary.name)
+    variant, icon = SEVERITY_STYLE.get(str(diagnosis.severity) if diagnosis else "info",
+                                       SEVERITY_STYLE["info"])
+    return {"diagnosis": diagnosis, "summary": summary, "alert_variant": variant,
+            "alert_icon": icon,
+            "suggestions": suggestion_links(diagnosis, summary) if diagnosis else [],
+            "diagnosis_url": reverse("training-job-diagnosis", args=ref),
+            "diagnosis_signature": signature(summary, object_diagnosis(
+                detail.job, detail.pods, detail.events, summary)),
+            # hangs and GPU use change with time alone: a running job's card looks again
+            "diagnosis_refresh": summary.status == JobStatus.RUNNING}
+
+
+def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
+                     pushed: bool = False) -> dict:
+    """What training/partials/diagnosis.html#row-cell needs. The cell's id carries the
+    job's `row_key`: a pushed row keeps (hx-preserve) the cell the page has for the same
+    state, which the page computed with the viewer's own reads; a pushed row of a new state
+    that failed or waits fetches the viewer's own line as soon as it is swapped in (the
+    hub reads no logs, quotas or nodes)."""
+    from django.urls import reverse
+
+    ref = (summary.namespace, summary.kind.slug, summary.name)
+    refresh = ""
+    if pushed and diagnosis is not None and summary.status in (JobStatus.FAILED,
+                                                               JobStatus.PENDING):
+        refresh = reverse("training-job-diagnosis", args=ref) + "?part=line"
+    return {"diagnosis": diagnosis, "job": summary, "refresh_url": refresh,
+            "preserve": pushed, "cell_id": f"row-diagnosis-{'-'.join(ref)}-{row_key(summary)}"}

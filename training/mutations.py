@@ -1,0 +1,69 @@
+"""Every change a person makes to training jobs goes through here: create (from the wizard,
+a clone or a retry), suspend, resume and delete. One place does what each needs, so no
+path can skip it: the API server's dry run before a create (its schema and admission
+checks, quota included, answer without anything being created), the audit row (and with
+it the submissions counter of /metrics and the JSON log line), for every outcome.
+
+Each function raises the cluster's refusal (an odh.training.errors.ClusterError) after
+auditing it; the views turn it into words for the page. An expired sign-in (401) is not
+audited: nothing was attempted for a person the cluster no longer knows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.http import HttpRequest
+
+from odh.training import errors
+from odh.training.client import ClusterClient
+from odh.training.kinds import MPIJOB, JobKind
+from odh.training.spec import MPIJobSpec, build_manifest
+
+from . import audit
+
+log = logging.getLogger("training.mutations")
+
+
+def _outcome(e: errors.ClusterError) -> str:
+    return "denied" if isinstance(e, errors.Forbidden) else "failed"
+
+
+def create(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec, verb: str = "create",
+           detail: str = "") -> dict:
+    """Create the MPIJob `spec` describes as the signed-in person (`verb`: create, clone or
+    retry); the created object back. `detail` is kept in the audit row of a success
+    (structured, e.g. "retry_of=<name>": the audit trail is read in every language)."""
+    spec.created_by = request.user.get_username()
+    manifest = build_manifest(spec)
+    try:
+        client.create_job(MPIJOB, spec.namespace, manifest, dry_run=True)
+        created = client.create_job(MPIJOB, spec.namespace, manifest)
+    except errors.Unauthorized:
+        raise
+    except errors.ClusterError as e:
+        audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, _outcome(e),
+                     e.message)
+        log.info("%s of %s/%s refused: %s", verb, spec.namespace, spec.name, e.message)
+        raise
+    audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, "success", detail)
+    return created
+
+
+def change(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,
+           action: Callable[[], object]) -> None:
+    """Make one change to an existing job (`verb`: suspend, resume, delete) with `action`,
+    which calls the cluster as the person; audited whatever the outcome."""
+    try:
+        action()
+    except errors.Unauthorized:
+        raise
+    except errors.Forbidden as e:
+        audit.record(request, verb, kind.kind, project, name, "denied", e.message)
+        e.namespace = project
+        raise
+    except errors.ClusterError as e:
+        audit.record(request, verb, kind.kind, project, name, "failed", e.message)
+        raise
+    audit.record(request, verb, kind.kind, project, name, "success")

@@ -1,0 +1,34 @@
+"""The diagnosis (training/diagnoses.py) in list rows and on the Overview."""
+
+from __future__ import annotations
+
+from django import template
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+
+@register.filter
+def diagnosis_of(diagnoses, job) -> object | None:
+    """`diagnoses|diagnosis_of:job`: this job's Diagnosis from a {"ns/kind/name": ...} map."""
+    if not diagnoses:
+        return None
+    return diagnoses.get(f"{job.namespace}/{job.kind.slug}/{job.name}")
+
+
+@register.simple_tag
+def diagnosis_cell(diagnosis, job, pushed: bool = False) -> SafeString:
+    """The list row's one line: the diagnosis' headline, else the lifecycle step (see
+    training.diagnoses.row_cell_context for what a pushed row does with it)."""
+    from .. import diagnoses
+
+    return mark_safe(render_to_string(  # noqa: S308 (a rendered, escaped template)
+        "training/partials/diagnosis.html#row-cell",
+        diagnoses.row_cell_context(diagnosis, job, pushed)))
+
+
+@register.simple_tag
+def problem_pods(diagnosis) -> set[str]:
+    """The pods the diagnosis names (Topology highlights them)."""
+    return set(diagnosis.affected) if diagnosis is not None else set()

@@ -1,0 +1,243 @@
+"""Jobs side by side (/jobs/compare/?job=<project>/<type>/<name>&job=history:<uid>...):
+their settings with the differences marked, outcome, diagnosis, duration, GPU-hours, and
+GPU utilization and training progress over time on shared axes (minutes since start).
+
+A job is named by its address or, once gone, by its history record (`history:<uid>`); a
+job that no longer exists is shown from its newest record, or said to be gone. Every job
+is read with the person's own token (a record only after a SelfSubjectAccessReview for
+its project and type, as its own page does), Prometheus as the person, after the pods
+check of the Metrics tab.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from odh.training import errors
+from odh.training.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
+from odh.training.durations import format_duration
+from odh.training.kinds import KINDS, MPIJOB
+from odh.training.progress import hints_from_job, progress_source
+from odh.training.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
+from odh.training.series import gpu_scale
+from odh.training.summary import JobStatus
+
+from .. import diagnoses
+from ..cluster import user_client
+from ..models import JobHistory
+from ..projects import get_job_for_user, projects_for_user
+from .history import get_history_for_user
+
+log = logging.getLogger("training.compare")
+
+MAX_JOBS = 6
+POINTS = 150
+
+
+@dataclass
+class Column:
+    ref: str
+    name: str
+    namespace: str = ""
+    kind_label: str = ""
+    status: str = ""
+    url: str = ""
+    from_history: bool = False
+    created_by: str = ""
+    headline: str = ""
+    culprit: str = ""
+    duration: float | None = None
+    gpu_hours: float = 0.0
+    settings: list[Setting] = field(default_factory=list)
+    gpu: list[tuple[float, float]] = field(default_factory=list)
+    progress: list[tuple[float, float]] = field(default_factory=list)
+    problem: str = ""
+
+    @property
+    def gpu_average(self) -> float | None:
+        return round(sum(y for _x, y in self.gpu) / len(self.gpu)) if self.gpu else None
+
+    @property
+    def progress_last(self) -> float | None:
+        return self.progress[-1][1] if self.progress else None
+
+    @property
+    def duration_text(self) -> str:
+        return format_duration(self.duration) if self.duration is not None else ""
+
+
+def _refs(request: HttpRequest) -> list[str]:
+    seen: list[str] = []
+    for ref in request.GET.getlist("job"):
+        ref = ref.strip().strip("/")
+        if ref and ref not in seen:
+            seen.append(ref)
+    return seen[:MAX_JOBS]
+
+
+def _gpu_series(request: HttpRequest, kind, namespace: str, name: str,
+                start: datetime | None, end: datetime | None) -> list[tuple[float, float]]:
+    """The job's GPUs' average utilization over its run, as (minutes, percent)."""
+    from .metrics import check_pods_access, prometheus_for
+
+    if not settings.PROMETHEUS_URL or start is None:
+        return []
+    end = end or datetime.now(UTC)
+    seconds = max(60.0, (end - start).total_seconds())
+    step = max(15, int(seconds / POINTS))
+    try:
+        check_pods_access(request, namespace, timeout=(1.0, 2.0))
+        with prometheus_for(request, timeout=(1.0, 3.0)) as prometheus:
+            queries = JobQueries(namespace, kind, name)
+            for metric in (ENGINE_ACTIVE, GPU_UTIL):
+                result = prometheus.query_range(f"avg({queries.gpu_util(metric)})", namespace,
+                                                start.timestamp(), end.timestamp(), step)
+                if result:
+                    scale = gpu_scale(metric)
+                    return [(round((float(t) - start.timestamp()) / 60, 2),
+                             round(float(v) * scale, 1))
+                            for t, v in result[0].get("values") or [] if v not in ("NaN",)]
+    except errors.ClusterError as e:
+        log.info("no GPU series for %s/%s: %s", namespace, name, e.message)
+    return []
+
+
+def _live_column(request: HttpRequest, client, ref: str, project: str, kind, name: str
+                 ) -> Column:
+    detail = get_job_for_user(request, client, project, kind, name)
+    s = detail.summary
+    diagnosis = diagnoses.for_detail(request, detail)
+    column = Column(
+        ref=ref, name=s.name, namespace=s.namespace, kind_label=kind.label,
+        status=str(s.status), url=reverse("training-job-detail", args=[project, kind.slug,
+                                                                         name]),
+        created_by=s.created_by, headline=diagnosis.headline if diagnosis else s.lifecycle_step,
+        culprit=diagnosis.culprit_title if diagnosis else "",
+        duration=s.duration_seconds(), settings=settings_of(detail.job))
+    column.gpu_hours = gpu_hours(s.gpus, column.duration)
+    start = s.started or s.created
+    column.gpu = _gpu_series(request, kind, project, name, start, s.finished)
+    source = progress_source(s.replicas)
+    if start is not None and source is not None and getattr(source, "exists", False) and \
+            s.status != JobStatus.PENDING:
+        try:
+            client.timeout = (2.0, 3.0)
+            text = client.read_log(project, source.name, tail_lines=500, timestamps=True)
+            column.progress = progress_over_time(str(text).splitlines(), start.timestamp(),
+                                                 hints_from_job(detail.job)[0])
+        except errors.ClusterError as e:
+            log.info("no progress series for %s: %s", ref, e.message)
+    return column
+
+
+def _history_column(request: HttpRequest, client, ref: str, record: JobHistory) -> Column:
+    kind = next((k for k in KINDS.values() if k.kind == record.kind), MPIJOB)
+    column = Column(
+        ref=ref, name=record.name, namespace=record.namespace, kind_label=kind.label,
+        status=record.outcome, from_history=True,
+        url=reverse("training-job-history", args=[record.namespace, kind.slug, record.name,
+                                                  record.uid]),
+        created_by=record.created_by, headline=record.cause or record.reason,
+        duration=record.duration_seconds, gpu_hours=record.gpu_hours,
+        settings=settings_of(record.spec) if record.spec else [])
+    column.gpu = _gpu_series(request, kind, record.namespace, record.name, record.started,
+                             record.finished)
+    return column
+
+
+def _record_for_user(request: HttpRequest, client, uid: str) -> JobHistory:
+    record = JobHistory.objects.filter(uid=uid).first()
+    if record is None:
+        raise errors.NotFound(_("There is no history record “%(uid)s”.") % {"uid": uid})
+    kind = next((k for k in KINDS.values() if k.kind == record.kind), None)
+    if kind is None:
+        raise errors.NotFound(_("There is no history record “%(uid)s”.") % {"uid": uid})
+    return get_history_for_user(request, client, record.namespace, kind, record.name, uid)
+
+
+def _column(request: HttpRequest, client, ref: str) -> Column:
+    try:
+        if ref.startswith("history:"):
+            return _history_column(request, client, ref,
+                                   _record_for_user(request, client, ref[len("history:"):]))
+        parts = ref.split("/")
+        if len(parts) != 3 or parts[1] not in KINDS:
+            return Column(ref, ref, problem=_("“%(ref)s” does not name a job: use "
+                                              "<project>/<type>/<name>.") % {"ref": ref})
+        project, slug, name = parts
+        kind = KINDS[slug]
+        try:
+            return _live_column(request, client, ref, project, kind, name)
+        except errors.NotFound:
+            record = JobHistory.objects.filter(namespace=project, kind=kind.kind,
+                                               name=name).first()
+            if record is None:
+                return Column(ref, name, project, kind.label, problem=_(
+                    "This job no longer exists, and it has no history record to compare "
+                    "with."))
+            return _history_column(request, client, f"history:{record.uid}",
+                                   get_history_for_user(request, client, project, kind, name,
+                                                         record.uid))
+    except (errors.Forbidden, PermissionDenied):
+        return Column(ref, ref, problem=_("You may not see this job."))
+    except errors.NotFound as e:
+        return Column(ref, ref, problem=e.message)
+
+
+def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tuple[str, str]]:
+    """Jobs to add: the first job's project's jobs and its history records."""
+    from odh.training import queries
+
+    project = next((c.namespace for c in columns if c.namespace), "")
+    if not project or project not in {p.name for p in projects_for_user(request, client)}:
+        return []
+    taken = {c.ref for c in columns}
+    choices: list[tuple[str, str]] = []
+    try:
+        listing = queries.list_summaries(client, [project], [MPIJOB])
+    except errors.ClusterError:
+        listing = None
+    for s in sorted(listing.summaries if listing else [], key=lambda s: s.name):
+        ref = f"{s.namespace}/{s.kind.slug}/{s.name}"
+        if ref not in taken:
+            choices.append((ref, f"{s.name} ({s.status})"))
+    for record in JobHistory.objects.filter(namespace=project)[:30]:
+        ref = f"history:{record.uid}"
+        if ref not in taken:
+            when = record.finished.strftime("%Y-%m-%d %H:%M") if record.finished else ""
+            choices.append((ref, _("%(name)s, %(outcome)s %(when)s (history)") % {
+                "name": record.name, "outcome": record.outcome, "when": when}))
+    return choices
+
+
+@require_GET
+def job_compare(request: HttpRequest) -> HttpResponse:
+    refs = _refs(request)
+    with user_client(request) as client:
+        columns = [_column(request, client, ref) for ref in refs]
+        candidates = _candidates(request, client, columns) if len(columns) < MAX_JOBS else []
+    shown = [c for c in columns if not c.problem]
+    names = [c.name for c in shown]
+    rows = [{"label": r.label, "differs": r.differs, "cells": list(zip(names, r.values,
+                                                                      strict=True))}
+            for r in compare([c.settings for c in shown])]
+    chart = {"gpu": [{"name": c.name, "x": [p[0] for p in c.gpu], "y": [p[1] for p in c.gpu]}
+                     for c in shown if c.gpu],
+             "progress": [{"name": c.name, "x": [p[0] for p in c.progress],
+                           "y": [p[1] for p in c.progress]} for c in shown if c.progress],
+             "xTitle": _("Minutes since the job started"),
+             "gpuTitle": _("GPU utilization (%)"), "progressTitle": _("Training done (%)")}
+    return render(request, "training/job_compare.html", {
+        "columns": columns, "shown": shown, "rows": rows, "candidates": candidates,
+        "refs": [c.ref for c in columns], "chart": chart,
+        "differences": sum(r["differs"] for r in rows)})

@@ -1,0 +1,45 @@
+"""A job's diagnosis on its own: the Overview's card and the list row's line (what a page
+fetches when the hub says the job changed), and dismissing a hint."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from odh.training.diagnosis import PAGES
+
+from .. import diagnoses
+from ..cluster import user_client
+from ..projects import get_job_for_user, kind_or_404
+
+
+@require_GET
+def job_diagnosis(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
+    job_kind = kind_or_404(kind)
+    with user_client(request) as client:
+        detail = get_job_for_user(request, client, project, job_kind, name)
+    diagnosis = diagnoses.for_detail(request, detail)
+    if request.GET.get("part") == "line":
+        return render(request, "training/partials/diagnosis.html#row-cell",
+                      diagnoses.row_cell_context(diagnosis, detail.summary))
+    return render(request, "training/partials/diagnosis.html#card",
+                  diagnoses.card_context(diagnosis, detail))
+
+
+@require_POST
+def job_diagnosis_dismiss(request: HttpRequest, project: str, kind: str,
+                          name: str) -> HttpResponse:
+    """Hide a hint (possible hang, low GPU utilization) of this job for this person."""
+    job_kind = kind_or_404(kind)
+    scenario = request.POST.get("scenario", "")
+    with user_client(request) as client:
+        detail = get_job_for_user(request, client, project, job_kind, name)
+    if scenario in PAGES:
+        diagnoses.dismiss(request, detail.summary.uid, scenario)
+    if request.htmx:
+        diagnosis = diagnoses.for_detail(request, detail)
+        return render(request, "training/partials/diagnosis.html#card",
+                      diagnoses.card_context(diagnosis, detail))
+    return redirect(reverse("training-job-detail", args=[project, job_kind.slug, name]))

@@ -1,0 +1,73 @@
+"""The troubleshooting guide: docs/troubleshooting/*.md, one page per diagnosis scenario,
+served as the repository has them (Markdown rendered once per process and page).
+
+The pages are the product's own files, not anyone's input; links between them
+(`oom-killed.md`) become the dashboard's addresses. Only the slugs of the guide's page
+list (odh.training.diagnosis.PAGES) and its index are served: a URL cannot name any
+other file.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import markdown
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from odh.training.diagnosis import PAGES, page_title
+
+_LINK = re.compile(r'href="(?P<slug>[a-z0-9-]+|README)\.md(?P<anchor>#[^"]*)?"')
+_TITLE = re.compile(r"<h1[^>]*>.*?</h1>\s*", re.S)
+
+
+def _href(match: re.Match) -> str:
+    slug = match.group("slug")
+    if slug == "README":
+        url = reverse("training-help")
+    elif slug in PAGES:
+        url = reverse("training-help-page", args=[slug])
+    else:
+        return match.group(0)
+    return f'href="{url}{match.group("anchor") or ""}"'
+
+
+@functools.lru_cache(maxsize=64)
+def _rendered(slug: str) -> tuple[str, str]:
+    """(title, HTML body without its title) of a page."""
+    path = settings.TROUBLESHOOTING_DIR / f"{slug}.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        raise Http404(_("The troubleshooting guide has no page “%(page)s”.")
+                      % {"page": slug}) from None
+    first = text.splitlines()[0] if text else ""
+    title = first.removeprefix("# ").strip() if first.startswith("# ") else page_title(slug)
+    body = markdown.markdown(text, extensions=["tables", "fenced_code", "toc"],
+                             output_format="html")
+    body = _LINK.sub(_href, _TITLE.sub("", body, count=1))
+    return title, body
+
+
+@require_GET
+def guide_index(request: HttpRequest) -> HttpResponse:
+    title, body = _rendered("README")
+    return render(request, "training/help_page.html", {
+        "title": title, "body": mark_safe(body),  # noqa: S308 (the repository's own pages)
+        "pages": [(slug, str(entry[0])) for slug, entry in PAGES.items()], "slug": ""})
+
+
+@require_GET
+def guide_page(request: HttpRequest, slug: str) -> HttpResponse:
+    if slug not in PAGES:
+        raise Http404(_("The troubleshooting guide has no page “%(page)s”.") % {"page": slug})
+    title, body = _rendered(slug)
+    return render(request, "training/help_page.html", {
+        "title": title, "body": mark_safe(body),  # noqa: S308 (the repository's own pages)
+        "pages": [(s, str(entry[0])) for s, entry in PAGES.items()], "slug": slug})
