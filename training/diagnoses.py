@@ -41,7 +41,7 @@ from odh.training.prometheus import PrometheusClient
 from odh.training.queries import JobDetail
 from odh.training.summary import JobStatus, JobSummary
 
-from . import session
+from . import job_progress, session
 from .cluster import client_for_token, cluster_config
 from .wizard_checks import get_nodes
 
@@ -175,6 +175,13 @@ def compute(token: str, job: dict, pods: list[dict], events: list[dict], summary
             dismissed_here: frozenset[str] = frozenset(),
             brief: bool = False) -> tuple[Facts, Diagnosis | None]:
     sources = sources_for(token, job, summary, dismissed_here, brief)
+    if brief and summary.status == JobStatus.RUNNING:
+        read = cache.get(job_progress.tail_key(token, summary))
+        troubled = any(r.exists and (r.problem or r.restarts) for r in summary.replicas)
+        if read is None and not troubled:
+            return Facts(job, pods, events, summary=summary), None  # no tail: nothing read
+        if read is not None:
+            sources.logs = {read[0]: read[1]}
     try:
         with client_for_token(token) as client:
             facts = gather(client, job, pods, events, summary=summary, sources=sources)
@@ -221,8 +228,9 @@ def signature(summary: JobSummary, seen: Diagnosis | None) -> str:
 
 # -- the job list ---------------------------------------------------------------------------------
 def wants_diagnosis(summary: JobSummary) -> bool:
-    return summary.status in (JobStatus.FAILED, JobStatus.PENDING) or any(
-        r.exists and (r.problem or r.restarts) for r in summary.replicas)
+    """Rows with something to say: failed, waiting, a pod in trouble, or running (a hang;
+    told from the tail its progress bar was read from, so it costs no read of its own)."""
+    return summary.status in (JobStatus.FAILED, JobStatus.PENDING, JobStatus.RUNNING)
 
 
 def _row_key(token: str, summary: JobSummary) -> str:
@@ -265,6 +273,11 @@ def for_rows(token: str, summaries: list[JobSummary],
             except Exception as e:  # slow or refused: that row shows its status only
                 log.info("no diagnosis for %s: %s", _ref(s), e)
                 continue
+            if diagnosis is not None and diagnosis.scenario == "possible-hang":
+                # quiet, as far as the log tells: the page asks Prometheus whether the GPUs
+                # are idle too, so ask the same before saying so here
+                job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
+                _facts, diagnosis = compute(token, job, pods, [], s)
             cache.set(_row_key(token, s), diagnosis, CACHE_SECONDS)
             if diagnosis is not None:
                 found[_ref(s)] = diagnosis

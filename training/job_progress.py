@@ -57,8 +57,15 @@ def _cache_key(token: str, summary: JobSummary) -> str:
     return f"training-progress:{identity(token)}:{summary.uid or job_key(summary)}"
 
 
+def tail_key(token: str, summary: JobSummary) -> str:
+    """Where the tail a progress bar was read from is kept (per person, like the bar): the
+    list's diagnoses (training/diagnoses.py) read a running job's silence from it."""
+    return f"training-tail:{identity(token)}:{summary.uid or job_key(summary)}"
+
+
 def read_progress(client: ClusterClient, summary: JobSummary,
-                  hints: tuple[int | None, int | None] = (None, None)) -> Progress | None:
+                  hints: tuple[int | None, int | None] = (None, None),
+                  token: str = "") -> Progress | None:
     """Progress from the job's launcher log, or None (not running, nothing recognised)."""
     if summary.status != JobStatus.RUNNING:
         return None
@@ -67,6 +74,8 @@ def read_progress(client: ClusterClient, summary: JobSummary,
         return None
     text = client.read_log(summary.namespace, source.name, tail_lines=TAIL_LINES,
                            timestamps=True)
+    if token:
+        cache.set(tail_key(token, summary), (source.name, str(text)), CACHE_SECONDS)
     return parse_progress(text.splitlines(), total_hint=hints[0], step_hint=hints[1])
 
 
@@ -88,7 +97,7 @@ def for_overview(token: str, summary: JobSummary, job: dict) -> Progress | None:
 def _one(token: str, summary: JobSummary) -> Progress | None:
     with client_for_token(token) as client:
         client.timeout = TIMEOUT
-        return read_progress(client, summary)
+        return read_progress(client, summary, token=token)
 
 
 def for_rows(token: str, summaries: Iterable[JobSummary]) -> dict[str, Progress]:

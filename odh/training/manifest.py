@@ -376,10 +376,14 @@ def _generate(spec: MPIJobSpec) -> dict:
         return {"replicas": replicas,
                 "template": {"spec": {"containers": [{"name": role.lower()}]}}}
 
+    launcher = replica(LAUNCHER, 1)
+    # A failed Launcher is retried in a new pod and the failed one is kept, with its log,
+    # for the diagnosis: with the operator's default (OnFailure) the pod restarts in place
+    # and the Job controller deletes it when it gives up, log and exit code included.
+    launcher["restartPolicy"] = "Never"
     manifest = {
         "apiVersion": MPIJOB.api_version, "kind": MPIJOB.kind, "metadata": {},
-        "spec": {"mpiReplicaSpecs": {LAUNCHER: replica(LAUNCHER, 1),
-                                     WORKER: replica(WORKER, spec.workers)}},
+        "spec": {"mpiReplicaSpecs": {LAUNCHER: launcher, WORKER: replica(WORKER, spec.workers)}},
     }
     for _setting, write in _WRITERS:
         write(manifest, spec)

@@ -110,7 +110,11 @@ class TrainingClient:
         """A Prometheus query API client (OpenShift monitoring's Thanos querier) that uses
         this client's credentials and CA, for `diagnose(..., prometheus=...)`."""
         config = self.cluster.api_client.configuration
-        token = str((config.api_key or {}).get("authorization", "")).removeprefix("Bearer ")
+        keys = config.api_key or {}
+        # the kubeconfig loader names it BearerToken, a Configuration made by hand
+        # authorization
+        token = str(keys.get("BearerToken") or keys.get("authorization") or "")
+        token = token.removeprefix("Bearer ").strip()
         return PrometheusClient(url, token, config.ssl_ca_cert or None, timeout=(2.0, 5.0),
                                 verify=bool(config.verify_ssl))
 

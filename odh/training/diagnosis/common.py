@@ -12,7 +12,7 @@ from odh.training.events import event_time, involved, message
 from odh.training.i18n import _
 from odh.training.kinds import MPIJOB
 from odh.training.paths import as_dict, as_list, get_path
-from odh.training.pods import ReplicaState
+from odh.training.pods import ReplicaState, placeholder
 from odh.training.summary import JobStatus
 
 MAX_QUOTE = 300
@@ -79,15 +79,20 @@ def slots_per_worker(facts: Facts) -> int:
     return value if isinstance(value, int) and value > 0 else 1
 
 
+def worker(facts: Facts, index: int) -> ReplicaState:
+    """MPIJob Worker `index`, or (its pod already removed, e.g. by cleanPodPolicy) a
+    stand-in that still names it."""
+    for replica in facts.s.workers:
+        if replica.role == "Worker" and replica.index == index:
+            return replica
+    return placeholder(f"{facts.s.name}-worker-{index}", "Worker", index)
+
+
 def worker_for_rank(facts: Facts, rank: int) -> ReplicaState | None:
     """The MPIJob Worker that runs MPI rank `rank` (hosts in order, slots ranks each)."""
     if facts.s.kind != MPIJOB:
         return None
-    index = rank // slots_per_worker(facts)
-    for replica in facts.s.workers:
-        if replica.role == "Worker" and replica.index == index:
-            return replica
-    return None
+    return worker(facts, rank // slots_per_worker(facts))
 
 
 def rank_of(raw_line: str) -> int | None:
@@ -102,7 +107,11 @@ def rank_of(raw_line: str) -> int | None:
 def replica_for_host(facts: Facts, host: str) -> ReplicaState | None:
     """The pod an ssh host name (`job-worker-0.job.ns.svc`) or a pod name stands for."""
     pod = host.split(".", 1)[0]
-    return replica_named(facts, pod)
+    found = replica_named(facts, pod)
+    if found is None and pod.startswith(f"{facts.s.name}-worker-") and \
+            pod.rsplit("-", 1)[1].isdigit():
+        found = worker(facts, int(pod.rsplit("-", 1)[1]))
+    return found
 
 
 def tails(facts: Facts) -> list[LogTail]:

@@ -34,7 +34,13 @@ from odh.training.i18n import _
 from odh.training.kinds import MPIJOB
 from odh.training.manifest import SIDECAR_ANNOTATION
 from odh.training.paths import as_dict, as_list, get_path
-from odh.training.pods import ReplicaState
+from odh.training.pods import (
+    JOB_NAME_LABEL,
+    JOB_ROLE_LABEL,
+    OPERATOR_NAME_LABEL,
+    REPLICA_INDEX_LABEL,
+    ReplicaState,
+)
 from odh.training.quantity import format_memory
 from odh.training.summary import JobStatus
 
@@ -442,12 +448,24 @@ def _addresses(facts: Facts, worker: ReplicaState | None) -> str:
     return _("Pod addresses: %(addresses)s") % {"addresses": ", ".join(parts)} if parts else ""
 
 
+def _mpi_pod(facts: Facts, replica: ReplicaState) -> dict:
+    """The pod, or (removed already) what the MPI Operator labels it with."""
+    pod = raw_pod(facts, replica.name)
+    if pod:
+        return pod
+    labels = {JOB_NAME_LABEL: facts.s.name, OPERATOR_NAME_LABEL: "mpi-operator",
+              JOB_ROLE_LABEL: replica.role.lower()}
+    if replica.index is not None:
+        labels[REPLICA_INDEX_LABEL] = str(replica.index)
+    return {"metadata": {"name": replica.name, "labels": labels}}
+
+
 def _blocking(facts: Facts, worker: ReplicaState | None) -> list[str]:
     if not facts.network_policies or facts.s.launcher is None:
         return []
-    source = raw_pod(facts, facts.s.launcher.name)
-    targets = [raw_pod(facts, worker.name)] if worker else \
-        [raw_pod(facts, r.name) for r in facts.s.workers]
+    source = _mpi_pod(facts, facts.s.launcher)
+    targets = [_mpi_pod(facts, worker)] if worker else \
+        [_mpi_pod(facts, r) for r in facts.s.workers]
     found: set[str] = set()
     for target in targets:
         if source and target:

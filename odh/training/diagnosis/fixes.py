@@ -71,12 +71,33 @@ def quotas_without_job(quotas: list[dict], pods: list[dict]) -> list[dict]:
     return adjusted
 
 
-def fits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> bool:
-    """Would the changed job fit the project's quota, its LimitRanges and a node?"""
-    changed = dataclasses.replace(spec, **changes)
+def _report(facts: Facts, spec: MPIJobSpec):
     quotas = quotas_without_job(facts.quotas or [], facts.pods)
-    return check_fit(changed, quotas, facts.limit_ranges or [], facts.nodes or [],
-                     spec.namespace).fits
+    return check_fit(spec, quotas, facts.limit_ranges or [], facts.nodes or [], spec.namespace)
+
+
+def fits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> bool:
+    """Does the change bring no new trouble: no quota line, LimitRange bound or node size
+    that the job met before and the changed job would not? (What did not fit before, the
+    change is not asked to fix: a full GPU quota does not stop a memory fix.)"""
+    before = _report(facts, spec)
+    after = _report(facts, dataclasses.replace(spec, **changes))
+    failing = {line.resource for line in before.lines if not line.fits}
+    if any(not line.fits and line.resource not in failing for line in after.lines):
+        return False
+    if after.node_problem and not before.node_problem:
+        return False
+    return set(after.problems) <= set(before.problems) or \
+        len(after.problems) <= len(before.problems)
+
+
+def still_waits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> str:
+    """A note for a fix after which the job still would not fit right now."""
+    after = _report(facts, dataclasses.replace(spec, **changes))
+    if after.fits:
+        return ""
+    return _("The project's quota has no room for the copy right now: it will wait, Pending, "
+             "until it does.") if any(not line.fits for line in after.lines) else ""
 
 
 def _with_np(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +122,7 @@ def memory_fix(facts: Facts, spec: MPIJobSpec, launcher: bool,
                   else _("no limit")}
         label = (_("Clone with %(memory)s of memory for the Launcher (now %(now)s)") if launcher
                  else _("Clone with %(memory)s of memory per Worker (now %(now)s)")) % values
-        return JobFix(label, changes)
+        return JobFix(label, changes, note=still_waits(facts, spec, changes))
     return None
 
 
@@ -151,7 +172,7 @@ def more_workers_fix(facts: Facts, spec: MPIJobSpec) -> JobFix | None:
             label = ngettext("Clone with %(workers)d Worker (now %(now)d)",
                              "Clone with %(workers)d Workers (now %(now)d)", workers) % {
                 "workers": workers, "now": spec.workers}
-            return JobFix(label, changes)
+            return JobFix(label, changes, note=still_waits(facts, spec, changes))
     return None
 
 

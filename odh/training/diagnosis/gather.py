@@ -69,6 +69,8 @@ class Sources:
     # GPUs handed in; not the quotas, policies, secrets, claims or other jobs that make the
     # evidence and fixes of the full diagnosis
     brief: bool = False
+    # log tails already read (current runs, with timestamps), by pod name: not read again
+    logs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -93,15 +95,19 @@ class _Reader:
         if text not in self.unread:
             self.unread.append(text)
 
-    def read(self, what: str, call: Callable[[], object]):
-        """`call()`, or None (and a note) when refused, gone, failing or out of time."""
+    def read(self, what: str, call: Callable[[], object], elsewhere: bool = False):
+        """`call()`, or None (and a note) when refused, gone, failing or out of time.
+        `elsewhere`: not the cluster's API (Prometheus), whose 401 is not a sign-in that
+        expired but one more thing not seen."""
         if not self.budget.left:
             self.note(_("%(what)s (no time left to read it)") % {"what": what})
             return None
         try:
             return call()
         except errors.Unauthorized:
-            raise
+            if not elsewhere:
+                raise
+            self.note(_("%(what)s (it did not accept your sign-in)") % {"what": what})
         except errors.Forbidden:
             self.note(_("%(what)s (you may not read it)") % {"what": what})
         except errors.NotFound:
@@ -136,12 +142,16 @@ def _log_targets(summary: JobSummary) -> list[tuple[ReplicaState, bool, int]]:
     return targets[:4]
 
 
-def _read_logs(reader: _Reader, summary: JobSummary, pods: list[dict]) -> dict[str, LogTail]:
+def _read_logs(reader: _Reader, summary: JobSummary, pods: list[dict],
+               prefetched: dict[str, str]) -> dict[str, LogTail]:
     containers = {str((p.get("metadata") or {}).get("name")): [
         str(c.get("name", "")) for c in (p.get("spec") or {}).get("containers") or []]
         for p in pods}
     tails: dict[str, LogTail] = {}
     for replica, previous, lines in _log_targets(summary):
+        if not previous and replica.name in prefetched:
+            tails[replica.name] = LogTail.from_text(replica.name, prefetched[replica.name])
+            continue
         container = (containers.get(replica.name) or [""])[0] or None
         what = _("the log of %(pod)s") % {"pod": replica.label}
         text = reader.read(what, lambda r=replica, c=container, p=previous, n=lines:
@@ -169,7 +179,7 @@ def _prometheus_usage(reader: _Reader, prometheus: PrometheusClient, summary: Jo
                   f"{quote(summary.namespace)},pod={quote(victim.name)},container!=\"\","
                   f"container!=\"POD\"}}[{window}s]))")
         result = reader.read(what, lambda q=promql, t=end: prometheus.query(
-            q, summary.namespace, at=t.timestamp()))
+            q, summary.namespace, at=t.timestamp()), elsewhere=True)
         values = parse_vector(result or [])
         if values:
             usage.memory_peak[victim.name] = values[0][1]
@@ -178,7 +188,7 @@ def _prometheus_usage(reader: _Reader, prometheus: PrometheusClient, summary: Jo
         for metric in (ENGINE_ACTIVE, GPU_UTIL):
             promql = queries.gpu_util_average(metric, f"{GPU_WINDOW_SECONDS}s")
             result = reader.read(what, lambda q=promql: prometheus.query(
-                q, summary.namespace, at=now.timestamp()))
+                q, summary.namespace, at=now.timestamp()), elsewhere=True)
             if result is None:
                 break
             samples = parse_vector(result, gpu_scale(metric))
@@ -217,6 +227,18 @@ def _holders(reader: _Reader, summary: JobSummary, now: datetime) -> list[GpuHol
     return holders
 
 
+def _count_free_gpus(reader: _Reader, facts: Facts, sources: Sources) -> None:
+    """The cluster's free GPUs, when this person may list every pod (an administrator)."""
+    from odh.training.allocation import cluster_capacity
+
+    pods = reader.read(_("the cluster's free GPUs"), reader.client.list_pods)
+    if pods is None:
+        return
+    capacity = cluster_capacity(facts.nodes or [], pods)
+    facts.free_gpus = int(capacity.gpus.free)
+    sources.allocated_gpus = int(capacity.gpus.requested)
+
+
 def gather(client: ClusterClient, job: dict, pods: list[dict], events: list[dict], *,
            now: datetime | None = None, sources: Sources | None = None,
            budget: float = BUDGET_SECONDS, summary: JobSummary | None = None) -> Facts:
@@ -245,7 +267,7 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
     troubled = [r for r in s.replicas if r.exists and (r.problem or r.restarts)]
     unscheduled = [r for r in s.replicas if r.reason == "Unschedulable"]
     if failed or troubled or s.status == JobStatus.RUNNING:
-        facts.logs = _read_logs(reader, s, facts.pods)
+        facts.logs = _read_logs(reader, s, facts.pods, sources.logs)
     mpijob = s.kind == MPIJOB
     waiting = s.status == JobStatus.PENDING
     if sources.brief:
@@ -276,6 +298,8 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
         facts.usage = _prometheus_usage(reader, sources.prometheus, s, facts.now)
     if unscheduled and any(r.gpus for r in unscheduled):
         facts.free_gpus = sources.free_gpus
+        if facts.free_gpus is None and sources.read_nodes and facts.nodes is not None:
+            _count_free_gpus(reader, facts, sources)
         facts.gpu_holders = _holders(reader, s, facts.now)
         if sources.allocated_gpus is not None and facts.gpu_holders is not None:
             visible = sum(h.gpus for h in facts.gpu_holders)

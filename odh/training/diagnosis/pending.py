@@ -152,7 +152,8 @@ def quota(facts: Facts) -> Diagnosis | None:
         return None
     text = message(refusals[-1]) if refusals else facts.s.message
     name, requested, used, limited = _quota_message(text)
-    keys = sorted(limited, key=lambda k: (compute_name(k) != GPU_RESOURCE, k))
+    keys = sorted(limited, key=lambda k: (compute_name(k) != GPU_RESOURCE,
+                                          k.startswith("limits."), k))
     evidence = [event_evidence(refusals[-1], facts.s.kind.kind)] if refusals else []
     culprit = Culprit.CAPACITY
     if keys:

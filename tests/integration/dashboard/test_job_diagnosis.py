@@ -1,0 +1,126 @@
+"""The diagnosis on the dashboard (training/diagnoses.py) for the demo's failed and waiting
+jobs: the Overview's card, the list row's line, the card and line on their own, the fix a
+clone applies, Retry's warning, dismissing a hint."""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlsplit
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from tests.html_checks import assert_valid
+from tests.page_text import text_of
+
+GPT2 = ("team-nlp", "mpijob", "gpt2-finetune")
+VIT = ("team-cv", "mpijob", "vit-huge-pretrain")
+OOM_HEADLINE = "Worker 2 ran out of memory and was killed (exit code 137)"
+
+
+@pytest.fixture(autouse=True)
+def _prometheus(demo_cluster, settings):
+    settings.PROMETHEUS_URL = demo_cluster.prometheus_url
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def _text(body: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)))
+
+
+def _overview(client, job):
+    response = client.get(reverse("training-job-detail", args=job))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert_valid(body)
+    return body
+
+
+def _fix_links(body: str) -> list[str]:
+    return [html.unescape(u) for u in re.findall(r'href="([^"]*fix=[^"]*)"', body)]
+
+
+def test_the_oom_job_leads_with_the_worker_not_the_backoff_limit(alice):
+    body = _overview(alice, GPT2)
+    card = " ".join(text_of(body, "job-diagnosis").split())
+    assert OOM_HEADLINE in card
+    assert "Your configuration" in card
+    assert "Affected: Worker 2" in card
+    assert "limit 48Gi" in card
+    # the peak from Prometheus (simcluster's working set climbs to the limit first)
+    assert re.search(r"Peak memory use [\d.]+Gi, (9\d|100)% of its limit", card), card
+    # the operator's generic reason is evidence, not the headline
+    assert "BackoffLimitExceeded" in card and "consequence" in card
+    assert "Clone with this fix" in card
+
+
+def test_the_oom_fix_opens_the_wizard_with_more_memory_applied_and_marked(alice):
+    body = _overview(alice, GPT2)
+    link = next(u for u in _fix_links(body) if "fix=" in u)
+    response = alice.get(link)
+    assert response.status_code == 302
+    step = alice.get(response["Location"])
+    page = step.content.decode()
+    assert_valid(page)
+    assert "/resources/" in urlsplit(response["Location"]).path
+    assert re.search(r'name="memory_per_worker"[^>]*value="64Gi"', page)
+    assert "Changed by the suggested fix (Clone with 64Gi of memory per Worker (now 48Gi))" \
+        in _text(page)
+    assert "fix applied" in _text(page)
+
+
+def test_a_tampered_fix_link_is_a_plain_clone(alice):
+    body = _overview(alice, GPT2)
+    link = _fix_links(body)[0]
+    response = alice.get(link[:-3] + "xyz")
+    step = alice.get(response["Location"])
+    page = _text(step.content.decode())
+    assert "could not be applied" in page
+    assert "Changed by the suggested fix" not in page
+
+
+def test_the_list_row_says_the_same_as_the_page(alice):
+    response = alice.get(reverse("training-job-list"), {"project": "team-nlp"})
+    body = response.content.decode()
+    assert_valid(body)
+    row = " ".join(text_of(body, "job-row-team-nlp-mpijob-gpt2-finetune").split())
+    assert OOM_HEADLINE in row
+
+
+def test_the_card_and_the_line_on_their_own(alice):
+    url = reverse("training-job-diagnosis", args=GPT2)
+    card = alice.get(url)
+    assert card.status_code == 200
+    assert OOM_HEADLINE in _text(card.content.decode())
+    assert 'id="job-diagnosis"' in card.content.decode()
+    line = alice.get(url, {"part": "line"}).content.decode()
+    assert OOM_HEADLINE in _text(line)
+    assert 'id="row-diagnosis-team-nlp-mpijob-gpt2-finetune-' in line
+
+
+def test_a_job_that_can_never_start_says_so_with_a_fix_that_fits(alice):
+    body = _overview(alice, VIT)
+    card = " ".join(text_of(body, "job-diagnosis").split())
+    assert ("This job can never start: each Worker asks for 12 GPUs and the largest node has "
+            "8 GPUs") in card
+    assert "Clone with 3 Workers x 8 GPUs" in card
+
+
+def test_retry_of_the_oom_job_warns_and_offers_the_fix(alice):
+    response = alice.get(reverse("training-job-retry", args=GPT2))
+    page = response.content.decode()
+    assert_valid(page)
+    text = _text(page)
+    assert f"This job failed because: {OOM_HEADLINE}" in text
+    assert "a retry with the same configuration will most likely fail the same way" in text
+    assert "Retry anyway" in text
+    assert _fix_links(page)
+
+
+def test_bob_cannot_read_team_nlp_diagnoses(bob):
+    response = bob.get(reverse("training-job-diagnosis", args=GPT2))
+    assert response.status_code == 403
