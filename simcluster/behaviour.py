@@ -9,10 +9,14 @@ inherits them from its owners (Pod -> launcher Job -> MPIJob), the closest owner
 | `simcluster.io/run-seconds` | training time of the launcher/master at speed 1 (default 90) |
 | `simcluster.io/epochs` | epochs the training logs walk through (default 10) |
 | `simcluster.io/failure` | `oom`, `image-pull`, `mpi-connection-refused`, `hang`, `evict`,
-  `exit-code` |
+  `exit-code`, `cuda-oom`, `command-not-found`, `not-executable`, `segfault`, `node-lost`,
+  `restart-once` |
 | `simcluster.io/failure-worker` | index of the worker the failure hits (default 0) |
 | `simcluster.io/failure-after-seconds` | when it hits, after training starts (default 60% of run) |
 | `simcluster.io/exit-code` | the launcher's exit code for `exit-code` (default 1) |
+| `simcluster.io/image-pull-error` | what a failing pull says: `not-found` (default),
+  `unauthorized`, `unreachable` |
+| `simcluster.io/gpu-utilization` | GPU use while training, percent 0-100 (default: 80-98) |
 
 Limits of the simulation: at most MAX_EPOCHS epochs (a larger value is clamped) and at most
 MAX_REPLICAS pods per replica type of a training job. `annotation_warnings` says what a
@@ -38,16 +42,23 @@ FAILURE = PREFIX + "failure"
 FAILURE_WORKER = PREFIX + "failure-worker"
 FAILURE_AFTER = PREFIX + "failure-after-seconds"
 EXIT_CODE = PREFIX + "exit-code"
+IMAGE_PULL_ERROR = PREFIX + "image-pull-error"
+GPU_UTILIZATION = PREFIX + "gpu-utilization"
 
-FAILURES = ("oom", "image-pull", "mpi-connection-refused", "hang", "evict", "exit-code")
+FAILURES = ("oom", "image-pull", "mpi-connection-refused", "hang", "evict", "exit-code",
+            "cuda-oom", "command-not-found", "not-executable", "segfault", "node-lost",
+            "restart-once")
+PULL_ERRORS = ("not-found", "unauthorized", "unreachable")
 DEFAULT_RUN_SECONDS = 90.0
 DEFAULT_EPOCHS = 10
 MAX_EPOCHS = 1000  # larger values are clamped (two log lines per epoch)
 MAX_REPLICAS = 1000  # pods per replica type that the training-job controllers create
 KNOWN = {RUN_SECONDS: "number", EPOCHS: "integer", FAILURE: "failure",
-         FAILURE_WORKER: "integer", FAILURE_AFTER: "number", EXIT_CODE: "integer"}
+         FAILURE_WORKER: "integer", FAILURE_AFTER: "number", EXIT_CODE: "integer",
+         IMAGE_PULL_ERROR: "pull-error", GPU_UTILIZATION: "percent"}
 DEFAULTS = {RUN_SECONDS: "90", EPOCHS: str(DEFAULT_EPOCHS), FAILURE_WORKER: "0",
-            FAILURE_AFTER: "60% of run-seconds", EXIT_CODE: "1"}
+            FAILURE_AFTER: "60% of run-seconds", EXIT_CODE: "1", IMAGE_PULL_ERROR: "not-found",
+            GPU_UTILIZATION: "80-98 while training"}
 UNKNOWN_REASON = "UnknownSimclusterAnnotation"
 INVALID_REASON = "InvalidSimclusterAnnotation"
 
@@ -60,6 +71,8 @@ class Behaviour:
     failure_worker: int = 0
     failure_after: float | None = None
     exit_code: int = 1
+    pull_error: str = "not-found"
+    gpu_utilization: float | None = None  # percent while training; None: the busy default
 
     @property
     def failure_at(self) -> float:
@@ -122,7 +135,15 @@ def behaviour_for(cluster: Cluster, obj: Obj) -> Behaviour:
         failure_worker=_num(a.get(FAILURE_WORKER), 0, int),
         failure_after=_num(after, 0.0) if after is not None else None,
         exit_code=max(1, min(255, _num(a.get(EXIT_CODE), 1, int))),
+        pull_error=a.get(IMAGE_PULL_ERROR) if a.get(IMAGE_PULL_ERROR) in PULL_ERRORS
+        else "not-found",
+        gpu_utilization=_percent(a.get(GPU_UTILIZATION)),
     )
+
+
+def _percent(value: str | None) -> float | None:
+    n = _num(value, None)
+    return float(n) if n is not None and n <= 100 else None
 
 
 def annotation_warnings(obj: Obj) -> list[tuple[str, str]]:
@@ -144,6 +165,14 @@ def annotation_warnings(obj: Obj) -> list[tuple[str, str]]:
                 out.append((UNKNOWN_REASON, f'{key}: "{value}" is not a failure simcluster '
                             f"simulates, so the job runs without one; valid values: "
                             f"{', '.join(FAILURES)}"))
+        elif kind == "pull-error":
+            if value not in PULL_ERRORS:
+                out.append((INVALID_REASON, f'{key}: "{value}" is not one of '
+                            f"{', '.join(PULL_ERRORS)}; using the default ({DEFAULTS[key]})"))
+        elif kind == "percent":
+            if _percent(value) is None:
+                out.append((INVALID_REASON, f'{key}: "{value}" is not a percentage from 0 to '
+                            f"100; using the default ({DEFAULTS[key]})"))
         elif _num(value, None, int if kind == "integer" else float) is None:
             out.append((INVALID_REASON, f'{key}: "{value}" is not a non-negative '
                         f"{'whole ' if kind == 'integer' else ''}number; using the default "

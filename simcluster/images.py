@@ -81,8 +81,25 @@ def go_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
-def pull_error(image: str) -> str:
-    """The CRI error CRI-O returns when a tag cannot be pulled."""
-    return (f"rpc error: code = Unknown desc = initializing source "
-            f"docker://{normalize(image)}: reading manifest {tag(image)} in "
-            f"{repository(image)}: manifest unknown")
+def registry(image: str) -> str:
+    """The registry host a pull talks to (Docker Hub's is registry-1.docker.io)."""
+    host = normalize(image).split("/", 1)[0]
+    return "registry-1.docker.io" if host == "docker.io" else host
+
+
+CLUSTER_DNS = "172.30.0.10:53"  # OpenShift's default DNS service address
+
+
+def pull_error(image: str, kind: str = "not-found") -> str:
+    """The CRI error CRI-O returns when an image cannot be pulled: `not-found` (the tag does
+    not exist), `unauthorized` (a private repository and no pull secret for it) or
+    `unreachable` (the registry's name does not resolve)."""
+    prefix = "rpc error: code = Unknown desc = "
+    if kind == "unreachable":
+        host = registry(image)
+        return (f'{prefix}pinging container registry {host}: Get "https://{host}/v2/": '
+                f"dial tcp: lookup {host} on {CLUSTER_DNS}: no such host")
+    why = ("unauthorized: access to the requested resource is not authorized"
+           if kind == "unauthorized" else "manifest unknown")
+    return (f"{prefix}initializing source docker://{normalize(image)}: reading manifest "
+            f"{tag(image)} in {repository(image)}: {why}")

@@ -49,6 +49,7 @@ class ContainerRuntime:
     pull_failures: int = 0
     pull_seconds: float = 0.0
     crash_message: str = ""
+    config_error: str = ""  # why the container's configuration cannot be made (env refs)
     stop_payload: tuple[int, str] = (143, "Error")
     program: workloads.Program | None = None
     process: Process | None = None
@@ -71,6 +72,8 @@ class PodRuntime:
     pod_ip: str = ""
     start_time: str = ""
     eviction_message: str = ""
+    lost_message: str = ""  # set when the node controller gave the pod up (node-lost)
+    mount_failures: int = 0
     init_statuses: list[Obj] = field(default_factory=list)
 
     @property
@@ -91,6 +94,7 @@ class StageContext:
 
     def fields(self) -> dict[str, Any]:
         image = str((self.container.spec if self.container else {}).get("image") or "")
+        volume, volume_error = self.kubelet.volume_problem(self.pod) or ("", "")
         return {
             "pod": self.pod.name, "namespace": self.pod.namespace, "uid": self.pod.uid,
             "node": self.pod.node,
@@ -99,8 +103,10 @@ class StageContext:
             "pull_duration": images.go_duration(self.container.pull_seconds
                                                 if self.container else 0.0),
             "image_size": images.size_bytes(image),
-            "pull_error": images.pull_error(image),
+            "pull_error": images.pull_error(image, self.pod.behaviour.pull_error),
             "eviction_message": self.pod.eviction_message,
+            "volume": volume, "volume_error": volume_error,
+            "config_error": self.kubelet.config_error(self.pod, self.container),
         }
 
 
@@ -166,6 +172,7 @@ class Kubelet(Controller):
         self._next_ip: dict[str, int] = {}
         # (namespace, job) -> clock time training began (see workloads.training_started_at)
         self.training_started: dict[tuple[str, str], float] = {}
+        self._crashed_once: set[str] = set()  # pod uids that had their restart-once crash
 
     @classmethod
     def of(cls, cluster: Cluster) -> Kubelet | None:
@@ -299,7 +306,8 @@ class Kubelet(Controller):
         for ev in stage.events:
             path = f"spec.containers{{{container.name}}}" if container and ev.container else ""
             self.events.record(pod, ev.type, ev.reason, ev.message.format(**fields),
-                               COMPONENT, field_path=path, host=rt.node)
+                               ev.component or COMPONENT, field_path=path,
+                               host="" if ev.component else rt.node)
 
     def _settle(self, rt: PodRuntime) -> None:
         """Write the status, then arm the next timed stage of the pod and its containers."""
@@ -329,8 +337,11 @@ class Kubelet(Controller):
     def _enter_pod(self, rt: PodRuntime, source: str) -> None:
         state = rt.state
         if state == "Accepted":
-            rt.host_ip = self._host_ip(rt.node)
-            rt.start_time = self.clock.timestamp()
+            if not rt.start_time:  # not again after a failed volume mount
+                rt.host_ip = self._host_ip(rt.node)
+                rt.start_time = self.clock.timestamp()
+        elif state == "MountWaiting":
+            rt.mount_failures += 1
         elif state == "SandboxReady":
             rt.pod_ip = self._allocate_ip(rt.node)
             now = self.clock.timestamp()
@@ -341,6 +352,10 @@ class Kubelet(Controller):
         elif state == "Evicted":
             for c in rt.containers:
                 self.trigger(rt, c, "kill", (137, "Error"))
+        elif state == "Lost":  # nothing on the node answers any more: programs go silent
+            for c in rt.containers:
+                if c.process is not None:
+                    c.process.freeze()
         elif state == "Removed":
             self._forget(rt)
             pods = self.rt("pods")
@@ -355,6 +370,10 @@ class Kubelet(Controller):
         if state == "Pulling":
             c.pull_seconds = images.pull_seconds(image, images.normalize(image) in
                                                  self._node_images.get(rt.node, set()))
+        elif state == "ConfigError":
+            if source == "Pulling":
+                self._node_images.setdefault(rt.node, set()).add(images.normalize(image))
+            c.config_error = self.config_error(rt, c)
         elif state == "ErrImagePull":
             c.pull_failures += 1
         elif state == "Restarting":
@@ -382,6 +401,7 @@ class Kubelet(Controller):
         if c.runs > 1:
             c.restart_count += 1
         c.crash_message = ""
+        c.config_error = ""
         c.pull_failures = 0
         c.container_id = "cri-o://" + hashlib.sha256(
             f"{rt.uid}/{c.name}/{c.runs}".encode()).hexdigest()
@@ -499,6 +519,96 @@ class Kubelet(Controller):
         return (f"The node was low on resource: memory. Threshold quantity: 100Mi, available: "
                 f"{available}Ki. Container {name} was using {used_ki}Ki, request is "
                 f"{request or 0}, has larger consumption of memory. ")
+
+    def node_lost(self, namespace: str, pod: str) -> None:
+        """The pod's node stops answering: the node controller gives the pod up, as it does
+        for a node that is unreachable (phase Failed, reason NodeLost, Ready False, a
+        NodeNotReady event); its containers go silent. The node itself stays Ready, so other
+        pods on it are not touched."""
+        def do() -> None:
+            rt = self._runtime(namespace, pod)
+            if rt is None or rt.state not in ("Accepted", "MountWaiting", "SandboxReady"):
+                return
+            rt.lost_message = (f"Node {rt.node} which was running pod {rt.name} is "
+                               "unresponsive")
+            self.trigger(rt, rt, "lose")
+        self.later(do)
+
+    def crash_once(self, namespace: str, pod: str, line: str, code: int = 1) -> None:
+        """The pod's running container writes `line` and exits `code`, once in the pod's
+        life (a second call for the same pod does nothing); the restart policy decides
+        what follows."""
+        def do() -> None:
+            rt = self._runtime(namespace, pod)
+            if rt is None or rt.uid in self._crashed_once:
+                return
+            for c in rt.containers:
+                if c.state == "Running" and c.process is not None and c.process.alive:
+                    self._crashed_once.add(rt.uid)
+                    c.process.write(line)
+                    c.process.exit(code)
+                    return
+        self.later(do)
+
+    # -- objects a pod needs before it can start ------------------------------------------
+    def _object(self, plural: str, namespace: str, name: str) -> Obj | None:
+        return self.store.get_raw(self.rt(plural), namespace, name) if name else None
+
+    def volume_problem(self, rt: PodRuntime) -> tuple[str, str] | None:
+        """(volume, error) for the first secret or configMap volume that cannot be set up
+        (its object, or a key its items name, is missing and it is not optional)."""
+        pod = self.store.get_raw(self.rt("pods"), rt.namespace, rt.name) or {}
+        for v in (pod.get("spec") or {}).get("volumes") or []:
+            for key_name, plural, word, name_key in (("secret", "secrets", "secret", "secretName"),
+                                                  ("configMap", "configmaps", "configmap",
+                                                   "name")):
+                source = v.get(key_name)
+                if not isinstance(source, dict) or source.get("optional"):
+                    continue
+                name = str(source.get(name_key) or "")
+                obj = self._object(plural, rt.namespace, name)
+                if obj is None:
+                    return str(v.get("name", "")), f'{word} "{name}" not found'
+                keys = set(obj.get("data") or {}) | set(obj.get("binaryData") or {})
+                for item in source.get("items") or []:
+                    if item.get("key") not in keys:
+                        what = "secret references non-existent secret key" \
+                            if key_name == "secret" else \
+                            "configmap references non-existent config key"
+                        return str(v.get("name", "")), f"{what}: {item.get('key')}"
+        return None
+
+    def config_error(self, rt: PodRuntime, c: ContainerRuntime | None) -> str:
+        """Why the container's environment cannot be made, as the kubelet says it (a Secret or
+        ConfigMap that `envFrom` or an env `valueFrom` names is missing, or lacks the key);
+        "" when it can. References marked `optional: true` never stop a container."""
+        if c is None:
+            return ""
+        ns = rt.namespace
+        for source in c.spec.get("envFrom") or []:
+            for key_name, plural, word in (("configMapRef", "configmaps", "configmap"),
+                                        ("secretRef", "secrets", "secret")):
+                ref = source.get(key_name)
+                if isinstance(ref, dict) and not ref.get("optional"):
+                    name = str(ref.get("name") or "")
+                    if self._object(plural, ns, name) is None:
+                        return f'{word} "{name}" not found'
+        for env in c.spec.get("env") or []:
+            value_from = env.get("valueFrom") or {}
+            for key_name, plural, word, kind in (("configMapKeyRef", "configmaps", "configmap",
+                                               "ConfigMap"),
+                                              ("secretKeyRef", "secrets", "secret", "Secret")):
+                ref = value_from.get(key_name)
+                if not isinstance(ref, dict) or ref.get("optional"):
+                    continue
+                name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
+                obj = self._object(plural, ns, name)
+                if obj is None:
+                    return f'{word} "{name}" not found'
+                if key not in (obj.get("data") or {}) and key not in (obj.get("binaryData")
+                                                                       or {}):
+                    return f"couldn't find key {key} in {kind} {ns}/{name}"
+        return ""
 
     def write_log(self, namespace: str, pod: str, line: str, container: str = "") -> None:
         """Append a line to a running container's log (e.g. sshd noting a login)."""

@@ -19,6 +19,13 @@
   memory limit and reaches it by the failure time, so the last scrape before the kill reads
   the limit (the failure time is the container's `finishedAt` once it was OOMKilled, else
   the predicted time above).
+- `simcluster.io/failure: cuda-oom`: the GPU framebuffer of the rank that runs out of memory
+  (MPI: worker N; PyTorchJob/TFJob: the master; a bare pod itself) climbs from the training
+  level to 98.5-99.5 % of the card by the failure time, in every training run (each run of
+  the launcher fails the same way; a finished run's end is its failure time).
+- `simcluster.io/gpu-utilization: "<percent>"`: while training, GPU use hovers within a few
+  percent of that value (deterministic noise, clamped to 0-100) instead of 80-98 %; the
+  engine-active ratio follows it (0.9x).
 """
 
 from __future__ import annotations
@@ -90,6 +97,11 @@ class PodModel:
         target = not pod.job or (kind == "worker" and pod.replica_index == b.failure_worker)
         self.oom_at = self.t0 + after \
             if b.failure == "oom" and target and self.t0 is not None else None
+        self.after = after
+        self.util_level = b.gpu_utilization
+        gpu_target = not pod.job or (pod.role == "worker" and pod.replica_index ==
+                                     b.failure_worker) or pod.role == "master"
+        self.fb_climbs = b.failure == "cuda-oom" and gpu_target and self.t0 is not None
 
     def training(self, t: float) -> bool:
         return t < self.hang_at and self.started_training(t)
@@ -153,6 +165,9 @@ class PodModel:
 
     def gpu_util(self, seed: int, t: float) -> float:
         if self.training(t):
+            if self.util_level is not None:
+                wobble = 6 * unit(seed, tick(t)) - 3
+                return float(round(min(100.0, max(0.0, self.util_level + wobble))))
             return float(round(80 + 18 * unit(seed, tick(t))))
         if self.started_training(t):  # hung: the process holds the GPU but does nothing
             return 0.0
@@ -166,4 +181,23 @@ class PodModel:
         if not self.started_training(t):
             return 0.0
         frac = 0.55 + 0.35 * unit(seed, 5)
-        return float(round(total * frac + noise(seed ^ 9, t) * total * 0.004))
+        if self.fb_climbs:
+            frac = self._towards_oom(seed, frac, t)
+        return float(round(min(total, total * frac + noise(seed ^ 9, t) * total * 0.004)))
+
+    def _towards_oom(self, seed: int, frac: float, t: float) -> float:
+        """The framebuffer share at t of a rank that runs out of GPU memory in every run."""
+        assert self.t0 is not None
+        first = self.windows[0][0]
+        window = next(((s, e) for s, e in self.windows if s <= t < e), None)
+        if window is None:
+            return frac
+        start, end = window
+        begin = self.t0 if start == first else start + (self.t0 - first)
+        oom = end if end != math.inf else begin + self.after
+        full = oom - scrape_interval(self.pod.speed)
+        peak = 0.985 + 0.01 * unit(seed, 6)
+        if full <= begin or t >= full:
+            return peak if t >= begin else frac
+        x = max(0.0, (t - begin) / (full - begin))
+        return frac + (peak - frac) * x ** 2

@@ -3,7 +3,9 @@
 Conditions come in the kubelet's order (PodReadyToStartContainers, Initialized, Ready,
 ContainersReady), then the scheduler's PodScheduled; an evicted pod's DisruptionTarget
 comes first. A condition keeps its lastTransitionTime while its status stays the same.
-The phase follows the kubelet's getPhase().
+The phase follows the kubelet's getPhase(). A pod whose node was lost is written as the
+node controller writes it: the last status the kubelet reported, with phase Failed, reason
+NodeLost and the Ready condition False.
 """
 
 from __future__ import annotations
@@ -37,16 +39,20 @@ def container_status(pod: PodRuntime, c: ContainerRuntime) -> Obj:
         if c.terminated:
             last = {"terminated": dict(c.terminated)}
     elif c.state == "Terminated" or (c.state in WAITING_FOR_START and ran and
-                                     not c.crash_message):
+                                     not c.crash_message and not c.config_error):
         state = {"terminated": dict(c.terminated or {})}
         if c.earlier:
             last = {"terminated": dict(c.earlier)}
     else:
         waiting: Obj
-        if c.state == "CrashLoopBackOff" or (c.state in WAITING_FOR_START and c.crash_message):
+        if c.state == "ConfigError" or (c.state in WAITING_FOR_START and c.config_error):
+            waiting = {"reason": "CreateContainerConfigError", "message": c.config_error}
+        elif c.state == "CrashLoopBackOff" or (c.state in WAITING_FOR_START and
+                                               c.crash_message):
             waiting = {"reason": "CrashLoopBackOff", "message": c.crash_message}
         elif c.state == "ErrImagePull":
-            waiting = {"reason": "ErrImagePull", "message": images.pull_error(spec_image)}
+            waiting = {"reason": "ErrImagePull",
+                       "message": images.pull_error(spec_image, pod.behaviour.pull_error)}
         elif c.state == "ImagePullBackOff" or (c.state == "Pulling" and c.pull_failures):
             waiting = {"reason": "ImagePullBackOff",
                        "message": f'Back-off pulling image "{spec_image}"'}
@@ -72,9 +78,9 @@ def container_status(pod: PodRuntime, c: ContainerRuntime) -> Obj:
 
 def phase(pod: PodRuntime, statuses: list[Obj] | None = None) -> str:
     """kubelet getPhase(): from the container statuses and the restart policy."""
-    if pod.state == "Evicted":
+    if pod.state == "Evicted" or pod.lost_message:
         return "Failed"
-    if pod.state in ("Bound", "Accepted"):
+    if pod.state in ("Bound", "Accepted", "MountWaiting"):
         return "Pending"
     statuses = statuses if statuses is not None else [container_status(pod, c)
                                                       for c in pod.containers]
@@ -137,8 +143,23 @@ def _conditions(pod: PodRuntime, statuses: list[Obj], ph: str) -> list[Obj]:
     return conds
 
 
+def _lost(pod: PodRuntime, old: Obj, now: str) -> Obj:
+    """What the node controller writes over the last status of a pod on a lost node."""
+    status = dict(old)
+    conditions = []
+    for c in old.get("conditions") or []:
+        if c.get("type") == "Ready" and c.get("status") != "False":
+            c = {**c, "status": "False", "lastTransitionTime": now}
+        conditions.append(c)
+    status.update({"phase": "Failed", "conditions": conditions, "reason": "NodeLost",
+                   "message": pod.lost_message})
+    return status
+
+
 def render(pod: PodRuntime, old: Obj, now: str) -> Obj:
     """The pod's new status, given its current one (scheduler-owned parts are kept)."""
+    if pod.lost_message:
+        return _lost(pod, old, now)
     statuses = [container_status(pod, c) for c in pod.containers]
     ph = phase(pod, statuses)
     previous = {c.get("type"): c for c in old.get("conditions") or []}

@@ -7,7 +7,8 @@ room (a bound pod finished or went away, a node was added or changed) once its b
 (1 s doubling to 10 s) has passed, and otherwise every RETRY_SECONDS. Each failed attempt
 records the FailedScheduling event again; identical events aggregate (count grows).
 A pass makes at most BATCH attempts and leaves the rest to a pass right after it, so a
-thousand pending pods never hold the event loop.
+thousand pending pods never hold the event loop. A pod whose PersistentVolumeClaim does not
+exist is unschedulable until the claim is created (which wakes the queue).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class Scheduler(Controller):
     def watches(self) -> Iterable[tuple[str, Any]]:
         yield "/pods", self._on_pod
         yield "/nodes", self._on_node
+        yield "/persistentvolumeclaims", self._on_claim
 
     def _on_pod(self, change: Change) -> Iterable[Key]:
         old, new = change.old, change.obj
@@ -106,6 +108,19 @@ class Scheduler(Controller):
                 _node_shape(change.old) != _node_shape(change.obj):
             self._epoch += 1
             yield QUEUE_KEY
+
+    def _on_claim(self, change: Change) -> Iterable[Key]:
+        if change.type == "ADDED":
+            self._epoch += 1
+            yield QUEUE_KEY
+
+    def _missing_claim(self, pod: Obj) -> str | None:
+        ns = pod["metadata"].get("namespace", "")
+        claims = self.rt("persistentvolumeclaims")
+        for name in scheduling.claim_names(pod):
+            if self.store.get_raw(claims, ns, name) is None:
+                return name
+        return None
 
     def _wake(self) -> None:
         self._wake_at = None
@@ -155,6 +170,13 @@ class Scheduler(Controller):
                 return BATCH_REQUEUE  # next_due is found again by the next pass
             attempts += 1
             needs = requests[pod["metadata"]["uid"]]
+            claim = self._missing_claim(pod)
+            if claim is not None:
+                self._unschedulable(pod, scheduling.missing_claim_message(pod, len(nodes),
+                                                                          claim))
+                retry = now + self.clock.real_delay(RETRY_SECONDS)
+                next_due = retry if next_due is None else min(next_due, retry)
+                continue
             chosen, rejected = scheduling.choose(pod, needs, nodes.values())
             if chosen is not None:
                 chosen.add(needs)

@@ -12,6 +12,10 @@ scheduler would count:
 | NodeAffinity | `node(s) didn't match Pod's node affinity/selector` | no |
 | NodeResourcesFit | `Too many pods`, `Insufficient <resource>` (cpu, memory, ...) | yes |
 
+Before the filters, the VolumeBinding plugin's PreFilter refuses a pod whose
+`persistentVolumeClaim` volume names a claim that does not exist in its namespace, on every
+node at once (`persistentvolumeclaim "<claim>" not found`, preemption not helpful).
+
 Preemption is not simulated: every pod has priority 0 in practice, so the message always
 says no victims were found where resources are short.
 
@@ -269,6 +273,27 @@ def choose(pod: Obj, requests: Resources,
 
 def _histogram(counts: dict[str, int]) -> str:
     return ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+
+
+def claim_names(pod: Obj) -> list[str]:
+    """The PersistentVolumeClaims a pod's volumes name, in order."""
+    names = []
+    for v in (pod.get("spec") or {}).get("volumes") or []:
+        claim = (v.get("persistentVolumeClaim") or {}) if isinstance(v, dict) else {}
+        if claim.get("claimName"):
+            names.append(str(claim["claimName"]))
+    return names
+
+
+def missing_claim_message(pod: Obj, total_nodes: int, claim: str) -> str:
+    """kube-scheduler's message when VolumeBinding's PreFilter finds a claim missing."""
+    if total_nodes == 0:
+        return NO_NODES
+    message = f'0/{total_nodes} nodes are available: persistentvolumeclaim "{claim}" not found.'
+    if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+        return message + " preemption: not eligible due to preemptionPolicy=Never."
+    return message + f" preemption: 0/{total_nodes} nodes are available: {total_nodes} " \
+        f"{NOT_HELPFUL}."
 
 
 def failure_message(pod: Obj, total_nodes: int, rejected: dict[str, Verdict]) -> str:

@@ -11,11 +11,13 @@ Kubelet._enter_pod and Kubelet._enter_container. To add a behaviour, add a stage
 may give the Kubelet their own table).
 
 Pod states: Bound -> Accepted -> SandboxReady -> Finished, or -> Terminating -> Removed
-(graceful deletion), or -> Evicted.
+(graceful deletion), or -> Evicted, or -> Lost (its node stopped answering); Accepted ->
+MountWaiting -> Accepted while a secret or configMap volume's object is missing.
 Container states: Waiting -> Pulling -> Running -> Terminated, with ErrImagePull /
-ImagePullBackOff, Restarting / CrashLoopBackOff and Stopping on the way. A container that is
-not Running when its pod is deleted or evicted stays where it is: every stage that would
-move it on needs `sandbox_ready`. The first stage that matches wins.
+ImagePullBackOff, ConfigError (CreateContainerConfigError), Restarting / CrashLoopBackOff and
+Stopping on the way. A container that is not Running when its pod is deleted or evicted
+stays where it is: every stage that would move it on needs `sandbox_ready`. The first stage
+that matches wins.
 
 Event messages are `str.format` templates over the fields of kubelet.StageContext.fields().
 """
@@ -39,6 +41,7 @@ class Event:
     reason: str
     message: str  # template
     container: bool = True  # involvedObject.fieldPath spec.containers{<name>}
+    component: str = ""  # the event's source; "" is the node's kubelet
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Stage:
     target: str
     delay: float | str = 0.0
     when: tuple[str, ...] = ()
-    on: str = ""  # "" (timed) | "exit" | "delete" | "stop" | "evict" | "kill"
+    on: str = ""  # "" (timed) | "exit" | "delete" | "stop" | "evict" | "kill" | "lose"
     events: tuple[Event, ...] = ()
 
 
@@ -58,33 +61,54 @@ CREATED_STARTED = (Event("Normal", "Created", "Created container {container}"),
                    Event("Normal", "Started", "Started container {container}"))
 BEFORE_START = ("Waiting", "Restarting")
 
+PULLED_PRESENT = Event("Normal", "Pulled", 'Container image "{image}" already present on machine')
+PULLED_FRESH = Event("Normal", "Pulled",
+                     'Successfully pulled image "{image}" in {pull_duration} ({pull_duration} '
+                     "including waiting). Image size: {image_size} bytes.")
+CONFIG_FAILED = Event("Warning", "Failed", "Error: {config_error}")
+CONFIG_RETRY_SECONDS = 10.0  # the kubelet's pod worker back-off after a failed sync
+
 STAGES: tuple[Stage, ...] = (
-    # pod: the kubelet takes the bound pod, creates its sandbox, tears it down when done
+    # pod: the kubelet takes the bound pod, mounts its volumes, creates its sandbox, tears it
+    # down when done
     Stage("pod-accepted", "pod", ("Bound",), "Accepted", 0.2, when=("node_exists",)),
-    Stage("sandbox-ready", "pod", ("Accepted",), "SandboxReady", "sandbox_seconds"),
+    Stage("volume-mount-failed", "pod", ("Accepted",), "MountWaiting", 0.5,
+          when=("!volumes_ready",),
+          events=(Event("Warning", "FailedMount", 'MountVolume.SetUp failed for volume '
+                        '"{volume}" : {volume_error}', container=False),)),
+    Stage("volume-mount-retry", "pod", ("MountWaiting",), "Accepted", "mount_back_off"),
+    Stage("sandbox-ready", "pod", ("Accepted",), "SandboxReady", "sandbox_seconds",
+          when=("volumes_ready",)),
     Stage("pod-finished", "pod", ("SandboxReady",), "Finished", 0.5, when=("pod_terminal",)),
-    Stage("pod-terminating", "pod", ("Bound", "Accepted", "SandboxReady", "Finished"),
+    Stage("pod-terminating", "pod",
+          ("Bound", "Accepted", "MountWaiting", "SandboxReady", "Finished", "Lost"),
           "Terminating", on="delete"),
     Stage("pod-removed", "pod", ("Terminating",), "Removed", 0.5,
           when=("no_container_running",)),
     Stage("pod-evicted", "pod", ("SandboxReady",), "Evicted", on="evict",
           events=(Event("Warning", "Evicted", "{eviction_message}", container=False),)),
+    Stage("node-lost", "pod", ("Accepted", "MountWaiting", "SandboxReady"), "Lost", on="lose",
+          events=(Event("Warning", "NodeNotReady", "Node is not ready", container=False,
+                        component="node-controller"),)),
 
-    # container: image
+    # container: image, then the container's configuration (env from secrets/configmaps)
     Stage("pull-image", "container", BEFORE_START, "Pulling", 0.3,
           when=("sandbox_ready", "must_pull"),
           events=(Event("Normal", "Pulling", 'Pulling image "{image}"'),)),
     Stage("image-present", "container", BEFORE_START, "Running", 0.3,
-          when=("sandbox_ready", "!must_pull"),
-          events=(Event("Normal", "Pulled",
-                        'Container image "{image}" already present on machine'),)
-          + CREATED_STARTED),
+          when=("sandbox_ready", "!must_pull", "config_ready"),
+          events=(PULLED_PRESENT,) + CREATED_STARTED),
+    Stage("image-present-config-error", "container", BEFORE_START, "ConfigError", 0.3,
+          when=("sandbox_ready", "!must_pull", "!config_ready"),
+          events=(PULLED_PRESENT, CONFIG_FAILED)),
     Stage("image-pulled", "container", ("Pulling",), "Running", "pull_seconds",
-          when=("sandbox_ready", "!image_pull_fails"),
-          events=(Event("Normal", "Pulled",
-                        'Successfully pulled image "{image}" in {pull_duration} '
-                        "({pull_duration} including waiting). Image size: {image_size} "
-                        "bytes."),) + CREATED_STARTED),
+          when=("sandbox_ready", "!image_pull_fails", "config_ready"),
+          events=(PULLED_FRESH,) + CREATED_STARTED),
+    Stage("image-pulled-config-error", "container", ("Pulling",), "ConfigError",
+          "pull_seconds", when=("sandbox_ready", "!image_pull_fails", "!config_ready"),
+          events=(PULLED_FRESH, CONFIG_FAILED)),
+    Stage("config-retry", "container", ("ConfigError",), "Waiting", CONFIG_RETRY_SECONDS,
+          when=("sandbox_ready",)),
     Stage("image-pull-failed", "container", ("Pulling",), "ErrImagePull", "pull_fail_seconds",
           when=("sandbox_ready", "image_pull_fails"),
           events=(Event("Warning", "Failed", 'Failed to pull image "{image}": {pull_error}'),
@@ -134,6 +158,8 @@ PREDICATES: dict[str, Callable[[StageContext], bool]] = {
         x.state not in ("Running", "Stopping") for x in c.pod.containers),
     "must_pull": lambda c: c.kubelet.must_pull(c.pod, c.container),
     "image_pull_fails": lambda c: c.pod.behaviour.failure == "image-pull",
+    "volumes_ready": lambda c: c.kubelet.volume_problem(c.pod) is None,
+    "config_ready": lambda c: not c.kubelet.config_error(c.pod, c.container),
     "restarts": _restarts,
     "crash_looping": lambda c: c.container is not None and c.container.backoff_level > 0,
 }
@@ -151,12 +177,18 @@ def back_off(level: int) -> float:
     return float(min(10 * 2 ** max(0, level - 1), 300))
 
 
+def mount_back_off(level: int) -> float:
+    """0.5s, 1s, 2s, ... capped at 2m2s: the volume manager's retry of a failed mount."""
+    return float(min(0.5 * 2 ** max(0, level - 1), 122))
+
+
 DELAYS: dict[str, Callable[[StageContext], float]] = {
     "sandbox_seconds": lambda c: _spread(c, 0.8, 2.5),
     "pull_seconds": lambda c: c.container.pull_seconds if c.container else 0.0,
     "pull_fail_seconds": lambda c: _spread(c, 1.0, 3.0),
     "image_pull_back_off": lambda c: back_off(c.container.pull_failures if c.container else 1),
     "crash_loop_back_off": lambda c: back_off(c.container.backoff_level if c.container else 1),
+    "mount_back_off": lambda c: mount_back_off(c.pod.mount_failures),
     "stop_seconds": lambda c: c.kubelet.stop_seconds(c.pod, c.container),
 }
 

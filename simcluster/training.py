@@ -11,12 +11,14 @@ from __future__ import annotations
 import heapq
 import math
 import os
+import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import scheduling
 from .behaviour import MAX_REPLICAS
+from .network import Network
 from .workloads import JOB_NAME, REPLICA_INDEX, REPLICA_TYPE, Program, Run, seeded
 
 Obj = dict[str, Any]
@@ -28,6 +30,12 @@ WORKER_POLL_SECONDS = 2.0  # how often the launcher looks for its workers
 SSH_REPORT_SECONDS = 10.0  # ssh gives up after ConnectionAttempts=10 (about 10 s)
 WORKER_WAIT_SECONDS = 120.0  # then mpirun gives up
 RENDEZVOUS_LOG_SECONDS = 10.0
+SSH_TIMEOUT_SECONDS = 10.0  # a connection whose packets are dropped gives up after this
+# failures that end the run at failure time (the others: before training, or never)
+FATAL = ("oom", "evict", "exit-code", "cuda-oom", "segfault", "node-lost")
+ISTIO_INJECT = "sidecar.istio.io/inject"
+DEFAULT_GPU_MEMORY_MIB = 81920
+TORCH_SITE = "/usr/local/lib/python3.11/site-packages/torch"
 RANK_LINES = 32  # "Horovod rank ... started" lines before one line sums up the rest
 MAX_NP = 2**31 - 1
 
@@ -133,7 +141,7 @@ def _curve(rng_seed: float, k: int, epochs: int, start: float, end: float) -> fl
     return end + (start - end) * math.exp(-3.2 * x) + noise * (1 - x)
 
 
-def _script_name(argv: list[str]) -> str:
+def script_name(argv: list[str]) -> str:
     for a in argv:
         if a.endswith(".py"):
             return a
@@ -146,6 +154,83 @@ def _traceback(script: str, error: str) -> list[str]:
             f'  File "{script}", line 171, in main', "    train(args, model, train_loader, "
             "optimizer, epoch)",
             f'  File "{script}", line 96, in train', "    loss.backward()", error]
+
+
+def oom_traceback(script: str, error: str) -> list[str]:
+    """A CUDA out-of-memory error raised in a model's forward pass."""
+    module = f"{TORCH_SITE}/nn/modules/module.py"
+    return ["Traceback (most recent call last):",
+            f'  File "{script}", line 187, in <module>', "    main()",
+            f'  File "{script}", line 171, in main', "    train(args, model, train_loader, "
+            "optimizer, epoch)",
+            f'  File "{script}", line 92, in train', "    output = model(data)",
+            "             ^^^^^^^^^^^",
+            f'  File "{module}", line 1736, in _wrapped_call_impl',
+            "    return self._call_impl(*args, **kwargs)",
+            f'  File "{module}", line 1747, in _call_impl',
+            "    return forward_call(*args, **kwargs)",
+            f'  File "{TORCH_SITE}/nn/modules/linear.py", line 125, in forward',
+            "    return F.linear(input, self.weight, self.bias)", error]
+
+
+def gpu_memory_mib(run: Run, pod_name: str) -> float:
+    """The GPU memory of the node `pod_name` runs on (label nvidia.com/gpu.memory)."""
+    pod = _pod(run, pod_name) or {}
+    node = run.kubelet.node((pod.get("spec") or {}).get("nodeName") or "") or {}
+    try:
+        return float((node.get("metadata", {}).get("labels") or {}).get(
+            "nvidia.com/gpu.memory", DEFAULT_GPU_MEMORY_MIB))
+    except ValueError:
+        return float(DEFAULT_GPU_MEMORY_MIB)
+
+
+def cuda_oom_error(memory_mib: float, rng: random.Random) -> str:
+    """PyTorch's `torch.OutOfMemoryError` for a GPU of `memory_mib` (numbers from `rng`):
+    the capacity is what CUDA reports of the card (79.15 GiB of an 80 GB A100), and what
+    the process holds adds up to it."""
+    def gib(x: float) -> str:
+        return f"{x:.2f} GiB"
+    total = memory_mib * 0.98937 / 1024
+    free = total * rng.uniform(0.006, 0.045)
+    in_use = total - free - 0.01
+    outside = total * rng.uniform(0.008, 0.033)  # CUDA context, NCCL buffers
+    unallocated = total * rng.uniform(0.004, 0.03)
+    allocated = max(0.0, in_use - outside - unallocated)
+    sizes = [x for x in (2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 20.0) if x > free] or [free * 2]
+    tried = rng.choice(sizes[:4])
+    return (f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {gib(tried)}. "
+            f"GPU 0 has a total capacity of {gib(total)} of which {gib(free)} is free. "
+            f"Including non-PyTorch memory, this process has {gib(in_use)} memory in use. "
+            f"Of the allocated memory {gib(allocated)} is allocated by PyTorch, and "
+            f"{gib(unallocated)} is reserved by PyTorch but unallocated. If reserved but "
+            "unallocated memory is large try setting "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+            "documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+
+
+def nccl_aborted(rank: int) -> str:
+    """What a rank's NCCL communicator raises when a transient fault aborts it."""
+    return (f"RuntimeError: NCCL communicator was aborted on rank {rank}. Original reason "
+            "for failure was: NCCL error: unhandled system error, NCCL version 2.18.1")
+
+
+def segfault_report(host: str, pid: int, rng: random.Random) -> list[str]:
+    """OpenMPI's signal handler report of a rank that crashed with SIGSEGV."""
+    prefix = f"[{host.split('.')[0]}:{pid:05d}] "
+    libc = 0x7F0000000000 + rng.randrange(0x1000000, 0xFFFFFFF) * 0x1000
+    ext = libc - 0x1000000 * rng.randint(2, 40)
+    py = 0x550000000000 + rng.randrange(0x1000000, 0xFFFFFFF) * 0x1000
+    return [prefix + line for line in (
+        "*** Process received signal ***",
+        "Signal: Segmentation fault (11)",
+        "Signal code: Address not mapped (1)",
+        "Failing at address: 0x10",
+        f"[ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x{libc + 0x42520:x}]",
+        f"[ 1] /workspace/build/custom_ops.so(_Z12fused_gatherPKfPfl+0x3c)"
+        f"[0x{ext + 0x1a3c:x}]",
+        f"[ 2] python(_PyObject_MakeTpCall+0x26b)[0x{py + 0x14b2b:x}]",
+        "*** End of error message ***")]
 
 
 # -- sshd ---------------------------------------------------------------------------------------
@@ -250,7 +335,7 @@ class MpiLauncher(Program):
                 return
         missing = [host for name, host in self.world.workers if phases[name] != "Running"]
         if not missing:
-            self._begin()
+            self._connect()
             return
         if self.waited >= WORKER_WAIT_SECONDS:
             self._fail([f"ssh: Could not resolve hostname {h}: Name or service not known"
@@ -263,6 +348,36 @@ class MpiLauncher(Program):
                 run.write(f"ssh: Could not resolve hostname {h}: Name or service not known")
         self.waited += WORKER_POLL_SECONDS
         run.after(WORKER_POLL_SECONDS, self._poll)
+
+    def _connect(self) -> None:
+        """ssh to every worker; traffic a NetworkPolicy drops times out, and a worker with an
+        Istio sidecar has its proxy reset the connection. Either way the daemons never
+        start."""
+        run, world = self.run, self.world
+        me = run.pod()
+        network = Network(run.cluster)
+        pods = {name: _pod(run, name) or {} for name, _ in world.workers}
+        dropped = [host for name, host in world.workers
+                   if not network.allows(me, pods[name], 22)]
+        if dropped:
+            for k, host in enumerate(dropped, 1):
+                run.after(SSH_TIMEOUT_SECONDS * k, lambda host=host: run.write(
+                    f"ssh: connect to host {host} port 22: Connection timed out"))
+            run.after(SSH_TIMEOUT_SECONDS * len(dropped) + 0.1,
+                      lambda: self._fail(ORTE_DAEMON_LAUNCH))
+            return
+        meshed = [name for name, _ in world.workers
+                  if str(((pods[name].get("metadata") or {}).get("annotations") or {}).get(
+                      ISTIO_INJECT, "")).lower() == "true"]
+        if meshed:
+            lines: list[str] = []
+            for name in meshed:
+                lines += ["kex_exchange_identification: read: Connection reset by peer",
+                          f"Connection reset by {run.kubelet.pod_ip(run.namespace, name)} "
+                          "port 22"]
+            run.after(0.5, lambda: self._fail(lines + ORTE_DAEMON_LAUNCH))
+            return
+        self._begin()
 
     def _begin(self) -> None:
         run, world, rng = self.run, self.world, self.rng
@@ -312,7 +427,7 @@ class MpiLauncher(Program):
                 yield (k - 0.5) * epoch, lambda k=k: self._step(k)
                 yield k * epoch, lambda k=k: self._epoch(k)
         ends: list[Moment] = [(b.run_seconds + 0.5, self._finish)]
-        if world.job and b.failure in ("oom", "evict", "exit-code"):
+        if world.job and b.failure in FATAL + ("restart-once",):
             ends.insert(0, (min(b.failure_at, b.run_seconds), self._failure))
         self.timeline = Timeline(run, epochs(), sorted(ends, key=lambda m: m[0]))
 
@@ -361,37 +476,91 @@ class MpiLauncher(Program):
 
     def _failure(self) -> None:
         run, b, world = self.run, self.run.behaviour, self.world
-        self.failed = True
-        if not world.workers and b.failure in ("oom", "evict"):  # the launcher is the only pod
-            if b.failure == "oom":
-                run.exit(137, "OOMKilled")
-            else:
-                run.kubelet.evict(run.namespace, run.pod_name)
-            return
         index = min(b.failure_worker, len(world.workers) - 1)
         name, host = world.workers[index] if world.workers else (run.pod_name, run.pod_name)
+        rank = index * world.slots if world.workers else 0
+        if b.failure == "restart-once":  # a transient fault; Horovod elastic carries on
+            run.kubelet.crash_once(run.namespace, name, nccl_aborted(rank))
+            return
+        self.failed = True
+        if not world.workers and b.failure in ("oom", "evict", "node-lost"):
+            # the launcher is the only pod
+            if b.failure == "oom":
+                run.exit(137, "OOMKilled")
+            elif b.failure == "evict":
+                run.kubelet.evict(run.namespace, run.pod_name)
+            else:
+                run.kubelet.node_lost(run.namespace, run.pod_name)
+            return
+        pid = self.rng.randint(40, 400)
         if b.failure == "oom":
             run.kubelet.kill(run.namespace, name, 137, "OOMKilled")
-            rank = index * world.slots
-            pid = self.rng.randint(40, 400)
             run.after(0.5, lambda: self._fail([
                 RULE, f"mpirun noticed that process rank {rank} with PID {pid} on node {host} "
                 "exited on signal 9 (Killed).", RULE]))
         elif b.failure == "evict":
             run.kubelet.evict(run.namespace, name)
             run.after(0.5, lambda: self._fail(orte_node_died(host)))
+        elif b.failure == "node-lost":
+            run.kubelet.node_lost(run.namespace, name)
+            run.after(0.5, lambda: self._fail(orte_node_died(host)))
+        elif b.failure == "segfault":
+            report = [self.out(rank, line, "stderr")
+                      for line in segfault_report(host, pid, self.rng)]
+            self._fail(report + [
+                RULE, f"mpirun noticed that process rank {rank} with PID {pid} on node {host} "
+                "exited on signal 11 (Segmentation fault).", RULE], 139)
         else:
-            script = _script_name(self.argv)
-            error = "RuntimeError: CUDA error: an illegal memory access was encountered"
-            lines = [self.out(0, line, "stderr") for line in _traceback(script, error)]
+            script = script_name(self.argv)
+            if b.failure == "cuda-oom":
+                error = cuda_oom_error(gpu_memory_mib(run, name), self.rng)
+                lines = [self.out(rank, line, "stderr")
+                         for line in oom_traceback(script, error)]
+                code = 1
+            else:
+                error = "RuntimeError: CUDA error: an illegal memory access was encountered"
+                lines = [self.out(0, line, "stderr") for line in _traceback(script, error)]
+                rank, code = 0, b.exit_code
             jobid = self.rng.randint(10000, 65000)
             self._fail(lines + [
                 RULE, "Primary job  terminated normally, but 1 process returned",
                 "a non-zero exit code. Per user-direction, the job has been aborted.", RULE,
                 RULE, "mpirun detected that one or more processes exited with non-zero "
                 "status, thus causing", "the job to be terminated. The first process to do "
-                "so was:", "", f"  Process name: [[{jobid},1],0]",
-                f"  Exit code:    {b.exit_code}", RULE], b.exit_code)
+                "so was:", "", f"  Process name: [[{jobid},1],{rank}]",
+                f"  Exit code:    {code}", RULE], code)
+
+
+# -- what mpirun starts -------------------------------------------------------------------------
+# options of mpirun (OpenMPI 4) and horovodrun that take values, and how many
+_LAUNCHER_VALUES = {
+    **dict.fromkeys(("-np", "-n", "-c", "--np", "-N", "-npernode", "--npernode",
+                     "-npersocket", "--npersocket", "-H", "-host", "--host", "-hosts",
+                     "--hosts", "-hostfile", "--hostfile", "-machinefile", "--machinefile",
+                     "-default-hostfile", "--default-hostfile", "-x", "-map-by", "--map-by",
+                     "-bind-to", "--bind-to", "-rank-by", "--rank-by", "-wdir", "--wdir",
+                     "-wd", "--wd", "-prefix", "--prefix", "-output-filename",
+                     "--output-filename", "-p", "--ssh-port", "-i", "--ssh-identity-file",
+                     "--network-interface", "--start-timeout", "--mpi-args", "--min-np",
+                     "--max-np", "--slots-per-host", "--host-discovery-script",
+                     "--gloo-timeout-seconds", "--log-level", "--config-file",
+                     "--fusion-threshold-mb", "--cycle-time-ms", "--cache-capacity",
+                     "--timeline-filename", "--autotune-log-file", "-timeout", "--timeout"),
+                    1),
+    **dict.fromkeys(("-mca", "--mca", "-gmca", "--gmca", "--blacklist-cooldown-range"), 2),
+}
+
+
+def launched_program(argv: list[str]) -> str:
+    """The program mpirun / horovodrun starts: the first word after its own options (the
+    launcher itself when there is none)."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            return arg
+        i += 1 if "=" in arg else 1 + _LAUNCHER_VALUES.get(arg, 0)
+    return argv[0] if argv else "mpirun"
 
 
 # -- PyTorchJob / TFJob replicas ----------------------------------------------------------------
@@ -471,7 +640,7 @@ class Trainer(Program):
         if failure == "hang" or not self.coordinator:
             if failure == "hang":
                 return
-            if failure in ("oom", "evict", "exit-code"):
+            if failure in FATAL:
                 run.after(min(b.failure_at, b.run_seconds) + 3, self._peer_lost)
             else:
                 run.after(b.run_seconds + 1, lambda: run.exit(0))
@@ -486,7 +655,7 @@ class Trainer(Program):
                     yield (k - 0.5) * epoch, lambda k=k: self._epoch_middle(k)
                 yield k * epoch, lambda k=k: self._epoch_end(k, epoch)
         ends: list[Moment] = [(b.run_seconds + 0.5, self._finish)]
-        if failure in ("oom", "evict", "exit-code"):
+        if failure in FATAL + ("restart-once",):
             ends.insert(0, (min(b.failure_at, b.run_seconds), self._failure))
         self.timeline = Timeline(run, epochs(), sorted(ends, key=lambda m: m[0]))
 
@@ -537,28 +706,48 @@ class Trainer(Program):
 
     def _failure(self) -> None:
         run, b = self.run, self.run.behaviour
-        self.failed = True
         workers = [m for m in self.members if f"{self.job}-worker-" in m]
         target = workers[min(b.failure_worker, len(workers) - 1)] if workers else ""
-        script = _script_name(self.argv)
-        if b.failure in ("oom", "evict") and not target:  # no workers: this replica fails
+        script = script_name(self.argv)
+        if b.failure == "restart-once":  # the target's container crashes once, then goes on
+            who = target or run.pod_name
+            rank = self.members.index(who) if who in self.members else 0
+            run.kubelet.crash_once(run.namespace, who, nccl_aborted(rank))
+            return
+        self.failed = True
+        if b.failure in ("oom", "evict", "node-lost") and not target:
+            # no workers: this replica fails
             if b.failure == "oom":
                 run.exit(137, "OOMKilled")
-            else:
+            elif b.failure == "evict":
                 run.kubelet.evict(run.namespace, run.pod_name)
+            else:
+                run.kubelet.node_lost(run.namespace, run.pod_name)
             return
-        if b.failure in ("oom", "evict"):
+        if b.failure in ("oom", "evict", "node-lost"):
             if b.failure == "oom":
                 run.kubelet.kill(run.namespace, target, 137, "OOMKilled")
-            else:
+            elif b.failure == "evict":
                 run.kubelet.evict(run.namespace, target)
+            else:
+                run.kubelet.node_lost(run.namespace, target)
             error = (f"RuntimeError: NCCL communicator was aborted on rank {self.rank}. "
                      "Original reason for failure was: NCCL error: remote process exited or "
                      "there was a network error")
-            code = 1
+            lines, code = _traceback(script, error), 1
+        elif b.failure == "cuda-oom":
+            error = cuda_oom_error(gpu_memory_mib(run, run.pod_name), self.rng)
+            lines, code = oom_traceback(script, error), 1
+        elif b.failure == "segfault":
+            lines = ["Fatal Python error: Segmentation fault", "",
+                     "Current thread 0x00007f3c1a9f4740 (most recent call first):",
+                     f'  File "{script}", line 96 in train',
+                     f'  File "{script}", line 171 in main',
+                     f'  File "{script}", line 187 in <module>']
+            code = 139
         else:
             error = "RuntimeError: CUDA error: an illegal memory access was encountered"
-            code = b.exit_code
-        for line in _traceback(script, error):
+            lines, code = _traceback(script, error), b.exit_code
+        for line in lines:
             run.write(line)
         run.after(0.3, lambda: run.exit(code))

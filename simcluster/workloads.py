@@ -15,7 +15,12 @@ in a training job (pods labelled `training.kubeflow.org/job-name`) the launcher 
 master/chief drives them (training.py); in any other pod `FailureTimer` below does, counting
 `failure-after-seconds` from the container's start: `oom` -> the container is OOMKilled
 (exit 137), `evict` -> the pod is evicted, `exit-code` -> the container exits with that code,
-`hang` -> the program writes nothing more and never exits. `image-pull` is the kubelet's.
+`cuda-oom` -> a PyTorch CUDA out-of-memory traceback and exit 1, `segfault` -> exit 139,
+`node-lost` -> the node controller gives the pod up (Failed, NodeLost), `restart-once` -> an
+NCCL error and exit 1 in the container's first run only, `hang` -> the program writes
+nothing more and never exits. `command-not-found` / `not-executable` replace the program:
+half a second after the start the shell says `/bin/sh: 1: <program>: not found` (exit 127)
+or `Permission denied` (exit 126). `image-pull` is the kubelet's.
 
 Every delay goes through `Run.after` (the cluster clock): nothing here sleeps.
 """
@@ -44,6 +49,8 @@ REPLICA_INDEX = "training.kubeflow.org/replica-index"
 OPERATOR_NAME = "training.kubeflow.org/operator-name"
 
 SIGTERM_EXIT = 143
+SHELL_FAILURES = ("command-not-found", "not-executable")
+SHELL_FAILURE_SECONDS = 0.5
 
 
 class Run(Protocol):
@@ -218,14 +225,56 @@ def program_for(pod: Obj, container: Obj) -> Program:
     return Forever()
 
 
+def shell_error(program: str, failure: str) -> tuple[str, int]:
+    """What the shell says, and exits with, when `program` cannot be run."""
+    if failure == "not-executable":
+        return f"/bin/sh: 1: {program}: Permission denied", 126
+    return f"/bin/sh: 1: {program}: not found", 127
+
+
+def shell_program(argv: list[str]) -> str:
+    """The program a container's command runs in the end: argv[0], the first command of a
+    `sh -c` script, or what a launcher (mpirun, horovodrun) starts."""
+    from . import training
+
+    if not argv:
+        return "sh"
+    exe = os.path.basename(argv[0])
+    if exe in ("sh", "bash", "ash", "dash") and "-c" in argv[1:]:
+        i = argv.index("-c")
+        steps = _script_steps(argv[i + 1]) if i + 1 < len(argv) else []
+        if steps and steps[0]:
+            return shell_program(steps[0])
+    if exe in training.LAUNCHERS:
+        return training.launched_program(argv)
+    return argv[0]
+
+
+class ShellError(Program):
+    """A command the shell cannot run: it says so and exits 127 (not found) or 126."""
+
+    def __init__(self, program: str, failure: str) -> None:
+        self.line, self.code = shell_error(program, failure)
+
+    def start(self, run: Run) -> None:
+        run.after(SHELL_FAILURE_SECONDS, lambda: (run.write(self.line), run.exit(self.code)))
+
+
 class FailureTimer:
     """Carries out a failure annotation in a pod that is not part of a training job."""
 
+    FAILURES = ("oom", "evict", "exit-code", "hang", "cuda-oom", "segfault", "node-lost",
+                "restart-once")
+
     @staticmethod
-    def arm(run: Run) -> None:
+    def arm(run: Run, argv: list[str]) -> None:
+        from . import training
+
         b = run.behaviour
-        if b.failure not in ("oom", "evict", "exit-code", "hang"):
+        if b.failure not in FailureTimer.FAILURES:
             return
+        if b.failure == "restart-once" and run.restart_count > 0:
+            return  # it failed once already; this run goes on
 
         def hit() -> None:
             if b.failure == "oom":
@@ -234,6 +283,19 @@ class FailureTimer:
                 run.kubelet.evict(run.namespace, run.pod_name)
             elif b.failure == "exit-code":
                 run.exit(b.exit_code)
+            elif b.failure == "cuda-oom":
+                error = training.cuda_oom_error(training.gpu_memory_mib(run, run.pod_name),
+                                                seeded(run.namespace, run.pod_name))
+                for line in training.oom_traceback(training.script_name(argv), error):
+                    run.write(line)
+                run.exit(1)
+            elif b.failure == "segfault":
+                run.exit(139)
+            elif b.failure == "node-lost":
+                run.kubelet.node_lost(run.namespace, run.pod_name)
+            elif b.failure == "restart-once":
+                run.write(training.nccl_aborted(0))
+                run.exit(1)
             else:
                 run.freeze()
 
@@ -241,10 +303,18 @@ class FailureTimer:
 
 
 def start_program(run: Run, pod: Obj, container: Obj) -> Program:
-    """Pick and start the container's program; returns it (the kubelet keeps it)."""
-    program = program_for(pod, container)
-    if not in_training_job(pod):
-        FailureTimer.arm(run)
+    """Pick and start the container's program; returns it (the kubelet keeps it).
+
+    `command-not-found` / `not-executable` hit every container that would run the
+    program: the MPI launcher (for the program mpirun starts), each PyTorchJob/TFJob
+    replica, a bare pod; not the sshd of MPI workers, which mpirun never got to."""
+    argv = argv_of(container)
+    if run.behaviour.failure in SHELL_FAILURES and not is_mpi_worker(pod):
+        program: Program = ShellError(shell_program(argv), run.behaviour.failure)
+    else:
+        program = program_for(pod, container)
+        if not in_training_job(pod):
+            FailureTimer.arm(run, argv)
     program.start(run)
     return program
 

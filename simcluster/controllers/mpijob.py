@@ -106,7 +106,8 @@ class MPIJobController(MPIJobStatus, Controller):
         except SyncError as e:
             n = self._retries.get(key, 0) + 1
             self._retries[key] = n
-            log.info("error syncing %s/%s: %s", key[0], key[1], e)
+            # the first failure of a run of them is news; its retries (with back-off) are not
+            (log.info if n == 1 else log.debug)("error syncing %s/%s: %s", key[0], key[1], e)
             return min(0.005 * 2 ** (n - 1), 1000.0)
         self._retries.pop(key, None)
         return requeue

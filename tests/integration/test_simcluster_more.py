@@ -63,7 +63,8 @@ def test_a_mistyped_failure_annotation_is_a_warning_and_the_job_succeeds(jobs: J
     assert event.message == (
         'simcluster.io/failure: "OOM" is not a failure simcluster simulates, so the job runs '
         "without one; valid values: oom, image-pull, mpi-connection-refused, hang, evict, "
-        "exit-code")
+        "exit-code, cuda-oom, command-not-found, not-executable, segfault, node-lost, "
+        "restart-once")
     assert event.source.component == "mpi-job-controller"
     jobs.wait_condition(name, "Succeeded", timeout=90)
     warned = [e for e in jobs.events(name) if e.reason == "UnknownSimclusterAnnotation"]
@@ -83,7 +84,8 @@ def test_unknown_and_unparsable_annotations_are_warnings_too(jobs: Jobs):
         "UnknownSimclusterAnnotation: unknown annotation simcluster.io/failures is ignored; "
         "simcluster knows simcluster.io/epochs, simcluster.io/exit-code, "
         "simcluster.io/failure, simcluster.io/failure-after-seconds, "
-        "simcluster.io/failure-worker, simcluster.io/run-seconds"}
+        "simcluster.io/failure-worker, simcluster.io/gpu-utilization, "
+        "simcluster.io/image-pull-error, simcluster.io/run-seconds"}
 
 
 def test_valid_annotations_give_no_warning(jobs: Jobs):
@@ -364,3 +366,143 @@ def test_the_demo_has_a_pytorchjob_and_a_tfjob(demo):
     assert conditions(tf)["Succeeded"] == ("True", "TFJobSucceeded")
     master = core.read_namespaced_pod("bert-classifier-ddp-master-0", "research")
     assert master.status.phase == "Running"
+
+
+# -- the demo's trouble: each kind a newcomer should meet ---------------------------------------
+def mpi(custom: client.CustomObjectsApi, ns: str, name: str) -> dict:
+    return custom.get_namespaced_custom_object(GROUP, MPI_VERSION, ns, "mpijobs", name)
+
+
+def job_pods(core: client.CoreV1Api, ns: str, job: str, role: str = "") -> list:
+    selector = f"training.kubeflow.org/job-name={job}"
+    if role:
+        selector += f",training.kubeflow.org/job-role={role}"
+    return sorted(core.list_namespaced_pod(ns, label_selector=selector).items,
+                  key=lambda p: p.metadata.name)
+
+
+def launcher_of(core: client.CoreV1Api, ns: str, job: str) -> tuple[client.V1Pod, list[str]]:
+    (pod,) = job_pods(core, ns, job, "launcher")
+    return pod, core.read_namespaced_pod_log(pod.metadata.name, ns).splitlines()
+
+
+def event_messages(core: client.CoreV1Api, ns: str, name: str, reason: str) -> list[str]:
+    return [e.message for e in core.list_namespaced_event(
+        ns, field_selector=f"involvedObject.name={name},reason={reason}").items]
+
+
+def waiting_of(pod: client.V1Pod) -> tuple[str, str]:
+    waiting = pod.status.container_statuses[0].state.waiting
+    return (waiting.reason, waiting.message or "") if waiting else ("", "")
+
+
+@pytest.mark.parametrize("ns,name,exit_code,evidence", [
+    ("team-nlp", "llama2-7b-sft", 1, "[1,1]<stderr>:torch.OutOfMemoryError: CUDA out of "
+                                     "memory. Tried to allocate "),
+    ("team-nlp", "roberta-squad", 127, "/bin/sh: 1: pyhton: not found"),
+    ("team-cv", "clip-mesh-finetune", 1, "kex_exchange_identification: read: Connection "
+                                         "reset by peer"),
+    ("team-cv", "custom-op-bench", 139, "[1,0]<stderr>:[custom-op-bench-worker-0:"),
+])
+def test_the_demo_keeps_the_failed_launchers_that_say_why(demo, ns, name, exit_code,
+                                                          evidence):
+    _, core, custom = demo
+    assert conditions(mpi(custom, ns, name))["Failed"] == ("True", "BackoffLimitExceeded/")
+    pod, log = launcher_of(core, ns, name)
+    assert pod.status.phase == "Failed"
+    assert pod.status.container_statuses[0].state.terminated.exit_code == exit_code
+    assert any(line.startswith(evidence) for line in log), log[-20:]
+    assert job_pods(core, ns, name, "worker") == []  # cleanPodPolicy Running
+
+
+def test_the_demo_cuda_oom_and_segfault_jobs_name_their_rank(demo):
+    _, core, custom = demo
+    spec = mpi(custom, "team-nlp", "llama2-7b-sft")["spec"]["mpiReplicaSpecs"]
+    assert spec["Worker"]["replicas"] == 2
+    assert "--batch-size" in spec["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    _, log = launcher_of(core, "team-nlp", "llama2-7b-sft")
+    assert "GPU 0 has a total capacity of 79.15 GiB" in next(
+        line for line in log if "OutOfMemoryError" in line)
+    assert "  Exit code:    1" in log
+    _, log = launcher_of(core, "team-cv", "custom-op-bench")
+    assert log[-2] == ("mpirun noticed that process rank 0 with PID " + log[-2].split()[8]
+                       + " on node custom-op-bench-worker-0.custom-op-bench.team-cv.svc "
+                       "exited on signal 11 (Segmentation fault).")
+    meshed = mpi(custom, "team-cv", "clip-mesh-finetune")["spec"]["mpiReplicaSpecs"]
+    assert meshed["Worker"]["template"]["metadata"]["annotations"] == {
+        "sidecar.istio.io/inject": "true"}
+    assert "simcluster.io/failure" not in mpi(custom, "team-cv", "clip-mesh-finetune")[
+        "metadata"]["annotations"]
+
+
+def test_the_demo_has_a_job_whose_node_was_lost(demo):
+    _, core, custom = demo
+    assert conditions(mpi(custom, "team-cv", "efficientnet-b7"))["Failed"] == (
+        "True", "BackoffLimitExceeded")
+    (worker,) = job_pods(core, "team-cv", "efficientnet-b7", "worker")
+    assert worker.metadata.name == "efficientnet-b7-worker-1"
+    assert (worker.status.phase, worker.status.reason) == ("Failed", "NodeLost")
+    assert worker.status.message == (f"Node {worker.spec.node_name} which was running pod "
+                                     "efficientnet-b7-worker-1 is unresponsive")
+    assert event_messages(core, "team-cv", "efficientnet-b7-worker-1", "NodeNotReady") == [
+        "Node is not ready"]
+
+
+def test_the_demo_has_running_jobs_with_trouble_inside(demo):
+    sim, core, custom = demo
+    for ns, name in (("team-nlp", "gpt-neox-hang"), ("team-cv", "t5-base-restart"),
+                     ("team-cv", "sd-finetune")):
+        assert conditions(mpi(custom, ns, name))["Running"] == ("True", "MPIJobRunning")
+        assert {p.status.phase for p in job_pods(core, ns, name)} == {"Running"}
+    _, log = launcher_of(core, "team-nlp", "gpt-neox-hang")
+    assert log[-1].startswith("Model: ")  # and nothing after the start-up
+    restarts = {p.metadata.name: p.status.container_statuses[0].restart_count
+                for p in job_pods(core, "team-cv", "t5-base-restart", "worker")}
+    assert restarts == {"t5-base-restart-worker-0": 0, "t5-base-restart-worker-1": 1}
+    previous = core.read_namespaced_pod_log("t5-base-restart-worker-1", "team-cv",
+                                            previous=True).splitlines()
+    assert previous[-1].startswith("RuntimeError: NCCL communicator was aborted on rank 1.")
+    r = requests.get(sim.prometheus_url + "/api/v1/query", params={
+        "query": 'DCGM_FI_DEV_GPU_UTIL{namespace="team-cv",pod=~"sd-finetune-worker-.*"}'},
+        headers={"Authorization": f"Bearer {sim.token('admin')}"}, verify=str(sim.ca_file),
+        timeout=30)
+    values = [float(s["value"][1]) for s in r.json()["data"]["result"]]
+    assert len(values) == 2 and all(20 <= v <= 30 for v in values)
+
+
+def test_the_demo_has_jobs_waiting_for_what_they_need(demo):
+    _, core, _ = demo
+    # a claim that does not exist
+    assert job_pods(core, "team-nlp", "bert-qa-squad", "launcher") == []
+    (worker,) = job_pods(core, "team-nlp", "bert-qa-squad", "worker")
+    assert worker.status.phase == "Pending" and not worker.spec.node_name
+    assert event_messages(core, "team-nlp", "bert-qa-squad-worker-0", "FailedScheduling") == [
+        '0/6 nodes are available: persistentvolumeclaim "squad-data" not found. preemption: '
+        "0/6 nodes are available: 6 Preemption is not helpful for scheduling."]
+    # a secret that does not exist
+    pods = job_pods(core, "team-nlp", "t5-wandb-logging")
+    assert len(pods) == 3 and {p.status.phase for p in pods} == {"Pending"}
+    assert {waiting_of(p) for p in pods} == {
+        ("CreateContainerConfigError", 'secret "wandb-credentials" not found')}
+    # a private image without a pull secret
+    pods = job_pods(core, "team-cv", "detr-coco-train")
+    assert len(pods) == 3 and {p.status.phase for p in pods} == {"Pending"}
+    assert {waiting_of(p)[0] for p in pods} <= {"ErrImagePull", "ImagePullBackOff"}
+    (failed,) = [m for m in event_messages(core, "team-cv", "detr-coco-train-worker-0",
+                                           "Failed") if m.startswith("Failed to pull")]
+    assert failed.endswith("reading manifest 2.0-private in quay.io/cv-research/detr: "
+                           "unauthorized: access to the requested resource is not authorized")
+
+
+def test_the_demo_has_jobs_refused_by_quota_and_limit_range(demo):
+    _, core, custom = demo
+    for ns, name, refusal in (
+            ("team-nlp", "llama-13b-pretrain",
+             "exceeded quota: team-quota, requested: requests.nvidia.com/gpu=2, used: "
+             "requests.nvidia.com/gpu=15, limited: requests.nvidia.com/gpu=16"),
+            ("team-cv", "vit-l-cpu-heavy",
+             "maximum cpu usage per Container is 64, but limit is 96")):
+        assert "status" not in mpi(custom, ns, name)
+        assert job_pods(core, ns, name) == []
+        assert event_messages(core, ns, name, "MPIJobFailed") == [
+            f'worker pod created failed: pods "{name}-worker-0" is forbidden: {refusal}']

@@ -173,7 +173,7 @@ def test_quota_numbers_are_the_resource_quotas(hub, demo_cluster):
     assert value(samples, "mpijob_dashboard_quota_hard", project=NS, quota="team-quota",
                  resource="requests.cpu") == 192.0
     assert value(samples, "mpijob_dashboard_quota_hard", project=NS, quota="team-quota",
-                 resource="count/mpijobs.kubeflow.org") == 10.0
+                 resource="count/mpijobs.kubeflow.org") == 20.0
 
 
 def test_pending_jobs_say_how_long_and_why(hub, demo_cluster, jobs):

@@ -34,46 +34,63 @@ def _draft_asking_for(alice, workers: int, gpus: int, namespace: str = NS) -> st
     return key
 
 
-def test_more_gpus_than_the_quota_shows_the_numbers_and_fixes(alice, gpu_default):
-    key = _draft_asking_for(alice, workers=3, gpus=4)  # 12 GPUs; bert-large-pretrain holds 8/16
+def _gpus_in_use(demo_cluster, namespace: str) -> int:
+    from kubernetes import client as k8s
+
+    with demo_cluster.api_client("admin") as api:
+        quota = k8s.CoreV1Api(api).read_namespaced_resource_quota("team-quota", namespace)
+    return int(quota.status.used["requests.nvidia.com/gpu"])
+
+
+# team-cv's quota is 48 GPUs, and its jobs hold 30 of them (vit-huge-pretrain's two waiting
+# 12-GPU Workers and three 2-GPU jobs): 5 workers x 4 GPUs do not fit, 4 workers or 3 GPUs
+# each do.
+CV = "team-cv"
+
+
+def test_more_gpus_than_the_quota_shows_the_numbers_and_fixes(alice, demo_cluster):
+    key = _draft_asking_for(alice, workers=5, gpus=4, namespace=CV)  # 20 GPUs
     page = alice.get(step_url(key, "resources")).content.decode()
     assert_valid(page)
     text = _text(page)
-    assert "3 workers x 4 GPUs = 12 GPUs" in text
-    assert "Requested 12 GPUs but only 8 available under the team-nlp quota (8/16 in use)" in text
+    used = _gpus_in_use(demo_cluster, CV)
+    assert used == 30
+    assert "5 workers x 4 GPUs = 20 GPUs" in text
+    assert (f"Requested 20 GPUs but only {48 - used} available under the team-cv quota "
+            f"({used}/48 in use)") in text
     assert "it will wait, Pending" in text
-    assert "Reduce workers to 2" in text
-    assert "Reduce GPUs per worker to 2" in text
+    assert "Reduce workers to 4" in text
+    assert "Reduce GPUs per worker to 3" in text
     assert 'formaction="' + reverse("training-job-new-fix", args=[key]) in page
 
 
-def test_pressing_a_fix_changes_the_draft(alice, gpu_default):
-    key = _draft_asking_for(alice, workers=3, gpus=4)
+def test_pressing_a_fix_changes_the_draft(alice):
+    key = _draft_asking_for(alice, workers=5, gpus=4, namespace=CV)
     url = step_url(key, "resources")
     values = form_values(alice.get(url).content.decode(), url)
     page = alice.get(url).content.decode()
     labels = re.findall(r'name="fix" value="(\d+)"[^>]*>([^<]+)</button>', page)
-    index = next(i for i, label in labels if label == "Reduce workers to 2")
+    index = next(i for i, label in labels if label == "Reduce workers to 4")
     r = alice.post(reverse("training-job-new-fix", args=[key]), {**values, "fix": index})
     assert r.status_code == 302
     assert r["Location"] == url + "#resource-check"
     data = draft(key).data
-    assert data["workers"] == "2"
-    assert data["command"] == "horovodrun -np 8 python x.py"  # -np kept in step
+    assert data["workers"] == "4"
+    assert data["command"] == "horovodrun -np 16 python x.py"  # -np kept in step
     after = _text(alice.get(url).content.decode())
-    assert "Applied: Reduce workers to 2." in after
+    assert "Applied: Reduce workers to 4." in after
     assert "Fits: the project's quota and the cluster's nodes have room" in after
 
 
-def test_a_fix_on_the_review_page_returns_to_the_review(alice, gpu_default):
-    key = _draft_asking_for(alice, workers=3, gpus=4)
+def test_a_fix_on_the_review_page_returns_to_the_review(alice):
+    key = _draft_asking_for(alice, workers=5, gpus=4, namespace=CV)
     page = alice.get(step_url(key, "review")).content.decode()
     assert_valid(page)
     labels = re.findall(r'name="fix" value="(\d+)"[^>]*>([^<]+)</button>', page)
-    index = next(i for i, label in labels if label == "Reduce GPUs per worker to 2")
+    index = next(i for i, label in labels if label == "Reduce GPUs per worker to 3")
     r = alice.post(reverse("training-job-new-fix", args=[key]), {"fix": index, "next": "review"})
     assert r["Location"] == step_url(key, "review") + "#resource-check"
-    assert draft(key).data["gpus_per_worker"] == "2"
+    assert draft(key).data["gpus_per_worker"] == "3"
 
 
 def test_a_stale_fix_is_refused_politely(alice):
