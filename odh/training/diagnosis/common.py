@@ -106,7 +106,9 @@ def rank_of(raw_line: str) -> int | None:
 
 def replica_for_host(facts: Facts, host: str) -> ReplicaState | None:
     """The pod an ssh host name (`job-worker-0.job.ns.svc`) or a pod name stands for."""
-    pod = host.split(".", 1)[0]
+    by_address = next((get_path(p, ["metadata", "name"]) for p in facts.pods
+                       if get_path(p, ["status", "podIP"]) == host), None)
+    pod = by_address or host.split(".", 1)[0]
     found = replica_named(facts, pod)
     if found is None and pod.startswith(f"{facts.s.name}-worker-") and \
             pod.rsplit("-", 1)[1].isdigit():

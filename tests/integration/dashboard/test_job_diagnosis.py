@@ -124,3 +124,58 @@ def test_retry_of_the_oom_job_warns_and_offers_the_fix(alice):
 def test_bob_cannot_read_team_nlp_diagnoses(bob):
     response = bob.get(reverse("training-job-diagnosis", args=GPT2))
     assert response.status_code == 403
+
+
+# Every troubled demo job: its card (headline, class, evidence, something to do) and the
+# list row saying the same headline.
+DEMO = [
+    ("team-nlp", "gpt2-finetune", r"^Worker 2 ran out of memory and was killed",
+     "Your configuration"),
+    ("team-nlp", "llama2-7b-sft", r"^Worker 1 ran out of GPU memory \(CUDA out of memory\)$",
+     "Your configuration"),
+    ("team-nlp", "roberta-squad", r"“pyhton” was not found \(exit code 127\)$",
+     "Your configuration"),
+    ("team-cv", "vit-huge-pretrain", r"^This job can never start", "Your configuration"),
+    ("team-cv", "vit-l-cpu-heavy", r"^The project's LimitRange refuses the Workers: at most 64 "
+     r"CPUs per container, each asks for 96 CPUs$", "Your configuration"),
+    ("team-nlp", "bert-qa-squad", r"^The volume claim “squad-data” does not exist in team-nlp$",
+     "Your configuration"),
+    ("team-nlp", "t5-wandb-logging", r"^The Secret “wandb-credentials” that .* needs does not "
+     r"exist in team-nlp$", "Your configuration"),
+    ("team-cv", "detr-coco-train", r"cannot be pulled: the registry refused access",
+     "Your configuration"),
+    ("team-cv", "clip-mesh-finetune",
+     r"^The Launcher's SSH connection to (Worker 0|its Workers) was reset$",
+     "Your configuration"),
+    ("team-cv", "custom-op-bench", r"crashed with a segmentation fault \(exit code 139\)$",
+     "Your code"),
+    ("team-nlp", "gpt-neox-hang", r"^Possible hang: no new log line for .* and the GPUs are "
+     r"idle$", "Your code"),
+    ("team-cv", "t5-base-restart", r"^Worker 1 crashed and restarted", "Your code"),
+    ("team-cv", "sd-finetune", r"^GPU utilization is 2\d% over the last 10m 0s$", "Your code"),
+    ("team-cv", "efficientnet-b7", r"^Worker 1's node \S+ stopped responding$", "The platform"),
+    ("team-nlp", "llama-13b-pretrain", r"^Waiting for quota: the project uses 15 of its 16 gpus "
+     r"and this job needs \d+ more$", "Capacity"),
+]
+
+
+@pytest.mark.parametrize(("project", "name", "headline", "culprit"), DEMO,
+                         ids=[case[1] for case in DEMO])
+def test_each_troubled_demo_job_is_diagnosed_alike_on_its_page_and_in_the_list(
+        alice, project, name, headline, culprit):
+    card_html = alice.get(reverse("training-job-diagnosis", args=[project, "mpijob", name]))
+    assert card_html.status_code == 200
+    body = card_html.content.decode()
+    title = " ".join(text_of(body, "job-diagnosis-title").split())
+    title = re.sub(r"^(Error|Warning|Hint): ", "", title)
+    assert re.search(headline, title), title
+    card = _text(body)
+    assert culprit in card
+    assert "What to do" in card and "Evidence and details" in card
+    assert re.search(r'<li class="dash-diagnosis__suggestion[^"]*">\s*(<a|<span|<form)', body) \
+        or "dash-command" in body
+    if title.startswith("GPU utilization"):
+        return  # a hint on a healthy job: the list shows problems only
+    listing = alice.get(reverse("training-job-list"), {"project": project}).content.decode()
+    row = " ".join(text_of(listing, f"job-row-{project}-mpijob-{name}").split())
+    assert title in row, (title, row)
