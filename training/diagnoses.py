@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -38,7 +41,8 @@ from odh.training.diagnosis import Diagnosis, Facts, JobFix, SimilarRun, diagnos
 from odh.training.diagnosis.gather import Sources, gather
 from odh.training.kinds import MPIJOB
 from odh.training.prometheus import PrometheusClient
-from odh.training.queries import JobDetail
+from odh.training.queries import JobDetail, job_events
+from odh.training.status import summarize
 from odh.training.summary import JobStatus, JobSummary
 
 from . import job_progress, session
@@ -48,6 +52,7 @@ from .wizard_checks import get_nodes
 log = logging.getLogger("training.diagnosis")
 
 CACHE_SECONDS = 20
+FINISHED_CACHE_SECONDS = 300
 CAPACITY_KEY = "diagnosis:gpu-capacity"
 CAPACITY_TTL = 15
 DISMISSED_KEY = "diagnosis_dismissed"
@@ -61,8 +66,15 @@ PROMETHEUS_TIMEOUT = (1.0, 2.0)
 
 # -- what a person dismissed ----------------------------------------------------------------------
 def dismissed(request: HttpRequest, uid: str) -> frozenset[str]:
+    return dismissed_all(request).get(uid, frozenset())
+
+
+def dismissed_all(request: HttpRequest) -> dict[str, frozenset[str]]:
     found = request.session.get(DISMISSED_KEY) or {}
-    return frozenset(found.get(uid, [])) if isinstance(found, dict) else frozenset()
+    if not isinstance(found, dict):
+        return {}
+    return {str(uid): frozenset(str(s) for s in scenarios)
+            for uid, scenarios in found.items() if isinstance(scenarios, list)}
 
 
 def dismiss(request: HttpRequest, uid: str, scenario: str) -> None:
@@ -76,22 +88,32 @@ def dismiss(request: HttpRequest, uid: str, scenario: str) -> None:
 
 
 # -- what the dashboard reads better itself -------------------------------------------------
+_CAPACITY_LOCK = threading.Lock()
+
+
 def gpu_capacity() -> tuple[int | None, int | None]:
     """(free, requested) GPUs of the whole cluster, from the service account's view of the
     nodes and pods (counts only; kept CAPACITY_TTL seconds)."""
     cached = cache.get(CAPACITY_KEY)
     if cached is not None:
         return tuple(cached)  # type: ignore[return-value]
-    try:
-        with client_for_token(cluster_config().service_account_token) as sa:
-            sa.timeout = (2.0, 5.0)
-            capacity = cluster_capacity(get_nodes(), sa.list_pods())
-    except errors.ClusterError as e:
-        log.info("GPU capacity unknown: %s", e.message)
-        return None, None
-    answer = (int(capacity.gpus.free), int(capacity.gpus.requested))
-    cache.set(CAPACITY_KEY, answer, CAPACITY_TTL)
-    return answer
+    with _CAPACITY_LOCK:  # the list's threads ask at once: one of them reads
+        cached = cache.get(CAPACITY_KEY)
+        if cached is not None:
+            return tuple(cached)  # type: ignore[return-value]
+        nodes = get_nodes()
+        if not nodes:
+            return None, None  # not known, which is not "0 free"
+        try:
+            with client_for_token(cluster_config().service_account_token) as sa:
+                sa.timeout = (2.0, 5.0)
+                capacity = cluster_capacity(nodes, sa.list_pods())
+        except errors.ClusterError as e:
+            log.info("GPU capacity unknown: %s", e.message)
+            return None, None
+        answer = (int(capacity.gpus.free), int(capacity.gpus.requested))
+        cache.set(CAPACITY_KEY, answer, CAPACITY_TTL)
+        return answer
 
 
 def similar_runs(job: dict, namespace: str) -> list[SimilarRun]:
@@ -203,8 +225,10 @@ def for_detail(request: HttpRequest, detail: JobDetail) -> Diagnosis | None:
     if found is not False:
         return found
     _facts, found = compute(token, detail.job, detail.pods, detail.events, summary, mine)
-    # a running job's hang or GPU use changes with time alone: a shorter reuse
-    cache.set(key, found, 10 if summary.status == JobStatus.RUNNING else CACHE_SECONDS)
+    # a running job's hang or GPU use changes with time alone: a shorter reuse; a failed
+    # job's is final (a change of its pods or events changes the key)
+    seconds = {JobStatus.RUNNING: 10, JobStatus.FAILED: FINISHED_CACHE_SECONDS}
+    cache.set(key, found, seconds.get(summary.status, CACHE_SECONDS))
     return found
 
 
@@ -237,60 +261,97 @@ def _row_key(token: str, summary: JobSummary) -> str:
     return f"diagnosis-row:{identity(token)}:{row_key(summary)}"
 
 
+@dataclass(frozen=True)
+class RowDiagnosis:
+    """A list row's line (`diagnosis`, None for none) and what its objects alone tell
+    (`seen`, what the hub pushes: the cell's id carries its scenario, see
+    `row_cell_context`)."""
+
+    diagnosis: Diagnosis | None
+    seen: Diagnosis | None
+
+
 def for_rows(token: str, summaries: list[JobSummary],
-             objects: dict[tuple[str, str, str], tuple[dict, list[dict]]]
-             ) -> dict[str, Diagnosis]:
-    """Diagnoses of the rows shown that have something to say, by "<ns>/<kind>/<name>"."""
+             objects: dict[tuple[str, str, str], tuple[dict, list[dict]]],
+             dismissed_by_uid: dict[str, frozenset[str]] | None = None,
+             ) -> dict[str, RowDiagnosis]:
+    """The lines of the rows shown, by "<ns>/<kind>/<name>", within LIST_DEADLINE seconds
+    in all (a row not done by then shows its status and step only)."""
+    deadline = time.monotonic() + LIST_DEADLINE
+    dismissed_by_uid = dismissed_by_uid or {}
     wanted = [s for s in summaries if wants_diagnosis(s)][:LIST_MAX_JOBS]
-    found: dict[str, Diagnosis] = {}
-    missing = []
+    # the events say why a job failed or waits (a quota refusal, an invalid job)
+    waiting = {s.namespace for s in wanted if s.status in (JobStatus.FAILED, JobStatus.PENDING)}
+    events = _events_by_namespace(token, waiting, deadline)
+    found: dict[str, RowDiagnosis] = {}
+    work = []
     for s in wanted:
-        hit = cache.get(_row_key(token, s), default=False)
+        job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
+        if not job:
+            continue
+        mine = job_events(s.kind, job, pods, events.get(s.namespace, [])) \
+            if s.namespace in events else []
+        # summarized again with its events, as the job's page and the hub do
+        summary = summarize(job, pods, mine, s.observed_at) if mine else s
+        seen = object_diagnosis(job, pods, mine, summary)
+        hit = cache.get(_row_key(token, summary), default=False)
         if hit is False:
-            missing.append(s)
-        elif hit is not None:
-            found[_ref(s)] = hit
-    if not missing:
+            work.append((s, summary, job, pods, mine, seen))
+        else:
+            found[_ref(s)] = RowDiagnosis(hit, seen)
+    if not work:
         return found
-    events = _events_by_namespace(token, {s.namespace for s in missing})
-    pool = ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(missing)),
+    pool = ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(work)),
                               thread_name_prefix="diagnosis")
     try:
         futures = {}
-        for s in missing:
-            job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
-            if not job:
-                continue
-            from odh.training.queries import job_events
-
-            mine = job_events(s.kind, job, pods, events.get(s.namespace, []))
-            futures[pool.submit(compute, token, job, pods, mine, s, frozenset(), True)] = s
-        done, _pending = wait(futures, timeout=LIST_DEADLINE)
+        for item in work:
+            s, summary, job, pods, mine, _seen = item
+            mine_dismissed = dismissed_by_uid.get(s.uid, frozenset())
+            futures[pool.submit(_row_task, token, summary, job, pods, mine, mine_dismissed,
+                                deadline)] = item
+        done, _late = wait(futures, timeout=max(0.0, deadline - time.monotonic()))
         for future in done:
-            s = futures[future]
+            s, summary, _job, _pods, _mine, seen = futures[future]
             try:
-                _facts, diagnosis = future.result()
+                diagnosis = future.result()
             except Exception as e:  # slow or refused: that row shows its status only
                 log.info("no diagnosis for %s: %s", _ref(s), e)
                 continue
-            if diagnosis is not None and diagnosis.scenario == "possible-hang":
-                # quiet, as far as the log tells: the page asks Prometheus whether the GPUs
-                # are idle too, so ask the same before saying so here
-                job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
-                _facts, diagnosis = compute(token, job, pods, [], s)
-            cache.set(_row_key(token, s), diagnosis, CACHE_SECONDS)
-            if diagnosis is not None:
-                found[_ref(s)] = diagnosis
+            # a failed job's state is final (a change of its pods changes the key)
+            cache.set(_row_key(token, summary), diagnosis,
+                      FINISHED_CACHE_SECONDS if s.status == JobStatus.FAILED else CACHE_SECONDS)
+            found[_ref(s)] = RowDiagnosis(diagnosis, seen)
     finally:
+        # threads still reading finish on their own (each read is bounded): the page
+        # does not wait for them
         pool.shutdown(wait=False, cancel_futures=True)
     return found
 
 
-def _events_by_namespace(token: str, namespaces: set[str]) -> dict[str, list[dict]]:
+def _row_task(token: str, summary: JobSummary, job: dict, pods: list[dict],
+              events: list[dict], dismissed_here: frozenset[str],
+              deadline: float) -> Diagnosis | None:
+    _facts, diagnosis = compute(token, job, pods, events, summary, dismissed_here, brief=True)
+    if diagnosis is not None and diagnosis.scenario == "possible-hang" and \
+            deadline - time.monotonic() > 1.0:
+        # quiet, as far as the log tells: the page asks Prometheus whether the GPUs are
+        # idle too, so ask the same before saying so here
+        _facts, diagnosis = compute(token, job, pods, events, summary, dismissed_here)
+    elif diagnosis is not None and diagnosis.scenario == "possible-hang":
+        return None  # no time to ask: say nothing rather than something the page may not
+    return diagnosis
+
+
+def _events_by_namespace(token: str, namespaces: set[str],
+                         deadline: float) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}
     with client_for_token(token) as client:
-        client.timeout = (2.0, 4.0)
         for namespace in sorted(namespaces):
+            left = deadline - time.monotonic()
+            if left < 0.5:
+                break
+            client.timeout = (min(2.0, left), min(3.0, left))
             try:
                 found[namespace] = client.list_events(namespace)
             except errors.ClusterError as e:
@@ -303,21 +364,28 @@ def _ref(summary: JobSummary) -> str:
 
 
 # -- "Clone with this fix" links -----------------------------------------------------------------
-def fix_token(fix: JobFix) -> str:
-    """The fix, signed, for a link: only fixes the dashboard made can be applied by one."""
-    return signing.dumps(fix.as_dict(), salt=FIX_SALT, compress=True)
+def fix_token(fix: JobFix, summary: JobSummary, token: str) -> str:
+    """The fix, signed for one job and one person: a link made for alice's job cannot
+    carry its changes (a whole command, say) into another job, or to someone else."""
+    return signing.dumps({**fix.as_dict(), "job": _ref(summary), "uid": summary.uid,
+                          "who": identity(token)}, salt=FIX_SALT, compress=True)
 
 
-def read_fix_token(value: str) -> JobFix | None:
+def read_fix_token(value: str, ref: str, uid: str, token: str) -> JobFix | None:
+    """The fix a link carries, if it was made for this job (`ref`; `uid` when the job
+    still exists, "" for one cloned from its history record) and this person."""
     try:
         data = signing.loads(value, salt=FIX_SALT, max_age=FIX_MAX_AGE)
     except (signing.BadSignature, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("changes", {}), dict):
         return None
+    if data.get("job") != ref or data.get("who") != identity(token):
+        return None
+    if uid and data.get("uid") != uid:
+        return None  # another job of the same name
     return JobFix(str(data.get("label", "")), dict(data.get("changes") or {}),
                   str(data.get("focus", "")), str(data.get("note", "")))
-
 
 
 # -- what a page shows ----------------------------------------------------------------------------
@@ -328,7 +396,7 @@ SEVERITY_STYLE = {  # severity -> (PatternFly alert variant, icon)
 }
 
 
-def suggestion_links(diagnosis: Diagnosis, summary: JobSummary) -> list[dict]:
+def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> list[dict]:
     """Each suggestion with where it leads: a link, a form, or text with a command."""
     from django.urls import reverse
 
@@ -345,7 +413,7 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary) -> list[dict]:
             if s.fix is None or summary.kind != MPIJOB:
                 continue
             item["url"] = (reverse("training-job-new") + "?" + urlencode(
-                {"clone": "/".join(ref), "fix": fix_token(s.fix)}))
+                {"clone": "/".join(ref), "fix": fix_token(s.fix, summary, token)}))
             item["primary"], first_fix = first_fix, False
             item["note"] = s.fix.note
         elif s.action == Action.LOGS:
@@ -368,7 +436,7 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary) -> list[dict]:
     return out
 
 
-def card_context(diagnosis: Diagnosis | None, detail: JobDetail) -> dict:
+def card_context(diagnosis: Diagnosis | None, detail: JobDetail, token: str) -> dict:
     """What training/partials/diagnosis.html#card needs."""
     summary = detail.summary
     from django.urls import reverse
@@ -378,7 +446,7 @@ def card_context(diagnosis: Diagnosis | None, detail: JobDetail) -> dict:
                                        SEVERITY_STYLE["info"])
     return {"diagnosis": diagnosis, "summary": summary, "alert_variant": variant,
             "alert_icon": icon,
-            "suggestions": suggestion_links(diagnosis, summary) if diagnosis else [],
+            "suggestions": suggestion_links(diagnosis, summary, token) if diagnosis else [],
             "diagnosis_url": reverse("training-job-diagnosis", args=ref),
             "diagnosis_signature": signature(summary, object_diagnosis(
                 detail.job, detail.pods, detail.events, summary)),
@@ -386,8 +454,14 @@ def card_context(diagnosis: Diagnosis | None, detail: JobDetail) -> dict:
             "diagnosis_refresh": summary.status == JobStatus.RUNNING}
 
 
+def cell_key(summary: JobSummary, seen: Diagnosis | None) -> str:
+    """A list row's diagnosis cell's key: the job's state and what its objects alone say
+    is wrong, so a change of either (a new quota refusal event) makes a new cell."""
+    return f"{row_key(summary)}-{seen.scenario if seen is not None else 'none'}"
+
+
 def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
-                     pushed: bool = False) -> dict:
+                     pushed: bool = False, seen: Diagnosis | None = None) -> dict:
     """What training/partials/diagnosis.html#row-cell needs. The cell's id carries the
     job's `row_key`: a pushed row keeps (hx-preserve) the cell the page has for the same
     state, which the page computed with the viewer's own reads; a pushed row of a new state
@@ -397,8 +471,8 @@ def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
 
     ref = (summary.namespace, summary.kind.slug, summary.name)
     refresh = ""
-    if pushed and diagnosis is not None and summary.status in (JobStatus.FAILED,
-                                                               JobStatus.PENDING):
+    if pushed and diagnosis is not None:
         refresh = reverse("training-job-diagnosis", args=ref) + "?part=line"
+    key = cell_key(summary, seen if not pushed else diagnosis)
     return {"diagnosis": diagnosis, "job": summary, "refresh_url": refresh,
-            "preserve": pushed, "cell_id": f"row-diagnosis-{'-'.join(ref)}-{row_key(summary)}"}
+            "preserve": pushed, "cell_id": f"row-diagnosis-{'-'.join(ref)}-{key}"}

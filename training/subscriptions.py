@@ -51,7 +51,7 @@ from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
 from odh.training.kinds import JobKind
 
-from . import live
+from . import diagnoses, live
 from .cluster import client_for_token
 from .hub.groups import job_group, ns_group
 
@@ -211,7 +211,10 @@ class ProjectJobs(SubscriptionKind):
         for summary in listing.summaries:
             job_ref = f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
             view.statuses[job_ref] = str(summary.status)
-            rows.append(live.render_list_row(summary, now))
+            job, pods = listing.objects.get((summary.namespace, summary.kind.slug,
+                                             summary.name), ({}, []))
+            seen = diagnoses.object_diagnosis(job, pods, [], summary) if job else None
+            rows.append(live.render_list_row(summary, now, seen))
             items.append((_row_id(job_ref), str(summary.status), live.announcement(summary)))
             created.append((_row_id(job_ref),
                             format_timestamp(summary.created) if summary.created else "",
@@ -285,8 +288,10 @@ class OneJob(SubscriptionKind):
             raise AccessRefused(ns) from None
         summary = detail.summary
         view.statuses[sub.job_ref] = str(summary.status)
-        return [statuses([("job-header-status", str(summary.status), live.announcement(summary))]),
-                live.render_job_update(summary, detail.job, detail.pods, now),
+        seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events, summary)
+        return [statuses([("job-header-status", str(summary.status),
+                           live.announcement(summary, seen))]),
+                live.render_job_update(summary, detail.job, detail.pods, now, seen),
                 live.render_event_rows(detail.events, now)]
 
     def on_message(self, sub: Subscription, message: dict[str, Any],

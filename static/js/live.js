@@ -283,7 +283,16 @@
     if (!signal || !card || !card.getAttribute("data-src")) return;
     if (signal.getAttribute("data-signature") === card.getAttribute("data-signature")) return;
     card.setAttribute("data-signature", signal.getAttribute("data-signature"));
-    htmx.ajax("GET", card.getAttribute("data-src"), { target: card, swap: "outerHTML" });
+    var before = headline();
+    htmx.ajax("GET", card.getAttribute("data-src"), { target: card, swap: "outerHTML" })
+      .then(function () {
+        var now = headline();  // a new diagnosis is said, as a status change is
+        if (now && now !== before) announce(now);
+      }, function () { /* the card stays; the next change asks again */ });
+  }
+  function headline() {
+    var title = document.getElementById("job-diagnosis-title");
+    return title ? title.textContent.replace(/\s+/g, " ").trim() : "";
   }
   document.addEventListener("htmx:wsAfterMessage", refreshDiagnosis);
 

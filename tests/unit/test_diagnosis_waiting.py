@@ -76,7 +76,8 @@ def test_waiting_for_gpus_counts_what_is_free_and_estimates_the_start():
     texts = [e.text for e in found.evidence]
     assert "bert holds 8 GPUs, about 20m 0s left" in texts
     assert "t5 holds 4 GPUs, time left unknown" in texts
-    assert "6 GPUs are held by jobs in projects you cannot see" in texts
+    assert "6 GPUs are held elsewhere on the cluster (other projects' jobs and workloads)" \
+        in texts
     assert "Estimated start: in about 20m 0s, when bert finishes" in texts
     assert any("already placed and hold 8 GPUs" in t for t in texts)
 

@@ -11,21 +11,27 @@ register = template.Library()
 
 @register.filter
 def diagnosis_of(diagnoses, job) -> object | None:
-    """`diagnoses|diagnosis_of:job`: this job's Diagnosis from a {"ns/kind/name": ...} map."""
+    """`diagnoses|diagnosis_of:job`: this job's RowDiagnosis from a {"ns/kind/name": ...}
+    map (training.diagnoses.for_rows)."""
     if not diagnoses:
         return None
     return diagnoses.get(f"{job.namespace}/{job.kind.slug}/{job.name}")
 
 
 @register.simple_tag
-def diagnosis_cell(diagnosis, job, pushed: bool = False) -> SafeString:
+def diagnosis_cell(row, job, pushed: bool = False) -> SafeString:
     """The list row's one line: the diagnosis' headline, else the lifecycle step (see
-    training.diagnoses.row_cell_context for what a pushed row does with it)."""
+    training.diagnoses.row_cell_context for what a pushed row does with it). `row` is the
+    page's RowDiagnosis, or (pushed) the hub's Diagnosis."""
     from .. import diagnoses
 
+    if pushed:
+        context = diagnoses.row_cell_context(row, job, pushed=True)
+    else:
+        context = diagnoses.row_cell_context(getattr(row, "diagnosis", None), job,
+                                             seen=getattr(row, "seen", None))
     return mark_safe(render_to_string(  # noqa: S308 (a rendered, escaped template)
-        "training/partials/diagnosis.html#row-cell",
-        diagnoses.row_cell_context(diagnosis, job, pushed)))
+        "training/partials/diagnosis.html#row-cell", context))
 
 
 @register.simple_tag

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
+from odh.training.access import Access, allowed
 from odh.training.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
 from odh.training.durations import format_duration
 from odh.training.kinds import KINDS, MPIJOB
@@ -32,11 +33,11 @@ from odh.training.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
 from odh.training.series import gpu_scale
 from odh.training.summary import JobStatus
 
-from .. import diagnoses
+from .. import diagnoses, session
 from ..cluster import user_client
 from ..models import JobHistory
 from ..projects import get_job_for_user, projects_for_user
-from .history import get_history_for_user
+from .history import HISTORY_ACCESS, get_history_for_user
 
 log = logging.getLogger("training.compare")
 
@@ -116,7 +117,9 @@ def _live_column(request: HttpRequest, client, ref: str, project: str, kind, nam
                  ) -> Column:
     detail = get_job_for_user(request, client, project, kind, name)
     s = detail.summary
-    diagnosis = diagnoses.for_detail(request, detail)
+    # the headline only (logs, no quotas, policies or other jobs): a column is one read more
+    _facts, diagnosis = diagnoses.compute(session.token(request), detail.job, detail.pods,
+                                          detail.events, s, brief=True)
     column = Column(
         ref=ref, name=s.name, namespace=s.namespace, kind_label=kind.label,
         status=str(s.status), url=reverse("training-job-detail", args=[project, kind.slug,
@@ -130,13 +133,15 @@ def _live_column(request: HttpRequest, client, ref: str, project: str, kind, nam
     source = progress_source(s.replicas)
     if start is not None and source is not None and getattr(source, "exists", False) and \
             s.status != JobStatus.PENDING:
+        saved, client.timeout = client.timeout, (2.0, 3.0)
         try:
-            client.timeout = (2.0, 3.0)
             text = client.read_log(project, source.name, tail_lines=500, timestamps=True)
             column.progress = progress_over_time(str(text).splitlines(), start.timestamp(),
                                                  hints_from_job(detail.job)[0])
         except errors.ClusterError as e:
             log.info("no progress series for %s: %s", ref, e.message)
+        finally:
+            client.timeout = saved
     return column
 
 
@@ -211,7 +216,11 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
         ref = f"{s.namespace}/{s.kind.slug}/{s.name}"
         if ref not in taken:
             choices.append((ref, f"{s.name} ({s.status})"))
-    for record in JobHistory.objects.filter(namespace=project)[:30]:
+    token = session.token(request)
+    readable = {k.kind for k in KINDS.values()
+                if allowed(client, token, project, Access("get", k.plural, k.group),
+                           HISTORY_ACCESS)}
+    for record in JobHistory.objects.filter(namespace=project, kind__in=readable)[:30]:
         ref = f"history:{record.uid}"
         if ref not in taken:
             when = record.finished.strftime("%Y-%m-%d %H:%M") if record.finished else ""

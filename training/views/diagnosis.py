@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from odh.training.diagnosis import PAGES
 
-from .. import diagnoses
+from .. import diagnoses, session
 from ..cluster import user_client
 from ..projects import get_job_for_user, kind_or_404
 
@@ -22,10 +22,12 @@ def job_diagnosis(request: HttpRequest, project: str, kind: str, name: str) -> H
         detail = get_job_for_user(request, client, project, job_kind, name)
     diagnosis = diagnoses.for_detail(request, detail)
     if request.GET.get("part") == "line":
+        seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events,
+                                          detail.summary)
         return render(request, "training/partials/diagnosis.html#row-cell",
-                      diagnoses.row_cell_context(diagnosis, detail.summary))
+                      diagnoses.row_cell_context(diagnosis, detail.summary, seen=seen))
     return render(request, "training/partials/diagnosis.html#card",
-                  diagnoses.card_context(diagnosis, detail))
+                  diagnoses.card_context(diagnosis, detail, session.token(request)))
 
 
 @require_POST
@@ -41,5 +43,5 @@ def job_diagnosis_dismiss(request: HttpRequest, project: str, kind: str,
     if request.htmx:
         diagnosis = diagnoses.for_detail(request, detail)
         return render(request, "training/partials/diagnosis.html#card",
-                      diagnoses.card_context(diagnosis, detail))
+                      diagnoses.card_context(diagnosis, detail, session.token(request)))
     return redirect(reverse("training-job-detail", args=[project, job_kind.slug, name]))

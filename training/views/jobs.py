@@ -83,7 +83,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
     # why the rows shown fail or wait: the job page's diagnosis, bounded the same way
-    found = diagnoses.for_rows(session.token(request), list(page.object_list), result.objects)
+    found = diagnoses.for_rows(session.token(request), list(page.object_list), result.objects,
+                               diagnoses.dismissed_all(request))
     context = {
         "page": page,
         "filters": filters,
@@ -135,7 +136,7 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
                                                    detail.summary))
     if tab in ("overview", "topology"):  # why it fails or waits, read as this person
         diagnosis = diagnoses.for_detail(request, detail)
-        context.update(diagnoses.card_context(diagnosis, detail))
+        context.update(diagnoses.card_context(diagnosis, detail, session.token(request)))
     if tab == "overview":  # one line from Prometheus, left out when it is slow or away
         context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
                                                          detail.summary)

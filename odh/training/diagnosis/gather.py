@@ -79,8 +79,12 @@ class _Budget:
     start: float = field(default_factory=time.monotonic)
 
     @property
+    def remaining(self) -> float:
+        return self.seconds - (time.monotonic() - self.start)
+
+    @property
     def left(self) -> bool:
-        return time.monotonic() - self.start < self.seconds
+        return self.remaining > 0.2
 
 
 class _Reader:
@@ -102,6 +106,9 @@ class _Reader:
         if not self.budget.left:
             self.note(_("%(what)s (no time left to read it)") % {"what": what})
             return None
+        # no call may outlast the budget (a read that takes longer is cut)
+        remaining = self.budget.remaining
+        self.client.timeout = (min(TIMEOUT[0], remaining), min(TIMEOUT[1], remaining))
         try:
             return call()
         except errors.Unauthorized:

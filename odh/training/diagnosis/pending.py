@@ -508,8 +508,9 @@ def _holders_evidence(facts: Facts, needed: int, evidence: list[Evidence]) -> fl
         evidence.append(Evidence("number", _("%(count)d more running jobs hold GPUs")
                                  % {"count": len(holders) - 5}))
     if facts.hidden_gpus:
-        evidence.append(Evidence("number", _("%(gpus)s are held by jobs in projects you cannot "
-                                             "see") % {"gpus": gpus(facts.hidden_gpus)}))
+        evidence.append(Evidence("number", _("%(gpus)s are held elsewhere on the cluster (other "
+                                             "projects' jobs and workloads)")
+                                 % {"gpus": gpus(facts.hidden_gpus)}))
     short = needed - (facts.free_gpus or 0)
     if needed and short <= 0:
         return None

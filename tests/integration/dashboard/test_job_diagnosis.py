@@ -179,3 +179,82 @@ def test_each_troubled_demo_job_is_diagnosed_alike_on_its_page_and_in_the_list(
     listing = alice.get(reverse("training-job-list"), {"project": project}).content.decode()
     row = " ".join(text_of(listing, f"job-row-{project}-mpijob-{name}").split())
     assert title in row, (title, row)
+
+
+def test_a_fix_link_works_only_for_its_job_and_its_person(alice, demo_cluster):
+    from django.test import Client
+
+    from tests.dashboard_support import sign_in
+
+    link = _fix_links(_overview(alice, GPT2))[0]
+    other_job = link.replace("gpt2-finetune", "bert-large-pretrain", 1)
+    assert "clone=team-nlp%2Fmpijob%2Fbert-large-pretrain" in other_job
+    page = _text(alice.get(alice.get(other_job)["Location"]).content.decode())
+    assert "could not be applied" in page and "Changed by the suggested fix" not in page
+    # the same link followed by someone else (who may clone the job) applies nothing either
+    admin = Client()
+    sign_in(admin, demo_cluster, "admin")
+    page = _text(admin.get(admin.get(link)["Location"]).content.decode())
+    assert "could not be applied" in page and "Changed by the suggested fix" not in page
+
+
+def test_retry_of_a_running_job_with_a_hint_warns_of_nothing(alice):
+    page = _text(alice.get(reverse("training-job-retry", args=["team-cv", "mpijob",
+                                                               "sd-finetune"])).content.decode())
+    assert "This job failed because" not in page
+    assert "Retry job" in page
+
+
+def test_an_invalid_job_reads_the_same_in_the_list_as_on_its_page(alice, demo_cluster):
+    from tests.wizard_cluster import ClusterJobs
+
+    manifest = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                "metadata": {"name": "9lives", "namespace": "team-nlp"},
+                "spec": {"slotsPerWorker": 1, "mpiReplicaSpecs": {
+                    "Launcher": {"replicas": 1, "template": {"spec": {"containers": [
+                        {"name": "launcher", "image": "busybox", "command": ["mpirun", "x"],
+                         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}},
+                    "Worker": {"replicas": 1, "template": {"spec": {"containers": [
+                        {"name": "worker", "image": "busybox",
+                         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}}}}}
+    with demo_cluster.api_client("admin") as api:
+        jobs = ClusterJobs(api)
+        jobs.custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp",
+                                                    "mpijobs", manifest)
+        jobs.track("team-nlp", "9lives")
+        try:
+            from tests.waiting import wait_until
+
+            job = ("team-nlp", "mpijob", "9lives")
+            wait_until(lambda: "refused the job" in _text(alice.get(
+                reverse("training-job-diagnosis", args=job)).content.decode()), 20,
+                message="the operator's ValidationError")
+            card = _text(alice.get(reverse("training-job-diagnosis", args=job)).content.decode())
+            headline = re.search(r"The MPI Operator refused the job: [^.]*", card).group(0)
+            cache.clear()
+            listing = alice.get(reverse("training-job-list"), {"project": "team-nlp"})
+            row = " ".join(text_of(listing.content.decode(), "job-row-team-nlp-mpijob-9lives")
+                           .split())
+            assert headline in row, (headline, row)
+        finally:
+            jobs.cleanup()
+
+
+def test_a_pushed_row_keeps_the_line_the_page_drew_for_the_same_state(alice):
+    """The hub's row (from the objects alone) carries a cell with the page's cell's id and
+    hx-preserve while the job is in the same state, so the viewer's own line stays."""
+    from datetime import UTC, datetime
+
+    from odh.training.kinds import MPIJOB
+    from odh.training.queries import job_detail
+    from tests.dashboard_support import session_token
+    from training import diagnoses, live
+    from training.cluster import client_for_token
+
+    page = alice.get(reverse("training-job-list"), {"project": "team-nlp"}).content.decode()
+    drawn = re.search(r'id="(row-diagnosis-team-nlp-mpijob-gpt2-finetune-[^"]+)"', page).group(1)
+    with client_for_token(session_token(alice)) as client:
+        detail = job_detail(client, MPIJOB, *GPT2[::2])
+    seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events, detail.summary)
+    row = live.render_list_row(detail.summary, datetime.now(UTC), seen)
+    assert f'id="{drawn}" hx-preserve="true"' in row

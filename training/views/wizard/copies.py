@@ -14,6 +14,7 @@ from odh.training.client import ClusterClient, Project
 from odh.training.findings import ValidationContext
 from odh.training.kinds import MPIJOB
 from odh.training.names import fresh_name, random_suffix
+from odh.training.paths import get_path
 from odh.training.rules_job import check_name
 from odh.training.spec import (
     ManifestError,
@@ -21,8 +22,9 @@ from odh.training.spec import (
     clone_spec,
     read_manifest,
 )
+from odh.training.summary import JobStatus
 
-from ... import diagnoses, drafts, mutations
+from ... import diagnoses, drafts, mutations, session
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import JobHistory
@@ -45,7 +47,9 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     spec, from_history = get_spec_for_user(client, project, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
     data = drafts.data_from_spec(clone)
-    fix = diagnoses.read_fix_token(request.GET.get("fix", "")) if request.GET.get("fix") \
+    uid = str(get_path(spec.base, ["metadata", "uid"], "") or "") if not from_history else ""
+    fix = diagnoses.read_fix_token(request.GET.get("fix", ""), f"{project}/{kind.slug}/{name}",
+                                   uid, session.token(request)) if request.GET.get("fix") \
         else None
     if fix is not None:
         data = drafts.apply_fix(data, fix.changes, fix.label, fix.fields, fix.note)
@@ -115,10 +119,13 @@ def _retry_warning(request: HttpRequest, client: ClusterClient, project: str,
     from odh.training.diagnosis import Culprit
 
     detail = get_job_for_user(request, client, project, MPIJOB, name)
-    found = diagnoses.for_detail(request, detail)
-    if found is None or found.culprit not in (Culprit.CONFIGURATION, Culprit.CODE):
+    if detail.summary.status != JobStatus.FAILED:
         return {}
-    links = diagnoses.suggestion_links(found, detail.summary)
+    found = diagnoses.for_detail(request, detail)
+    if found is None or not found.is_problem or \
+            found.culprit not in (Culprit.CONFIGURATION, Culprit.CODE):
+        return {}
+    links = diagnoses.suggestion_links(found, detail.summary, session.token(request))
     return {"retry_diagnosis": found, "retry_fixes": [s for s in links if s["action"] == "fix"]}
 
 
