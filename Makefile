@@ -40,7 +40,7 @@ test: install
 		echo "kubectl could not be installed here: its tests will say so"
 	$(VENV)/bin/ruff check .
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n 2 --dist loadgroup tests
 
 # Extract translatable strings into locale/$(LANG_CODE)/LC_MESSAGES/django.po
 messages: $(STAMP)

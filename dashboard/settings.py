@@ -215,7 +215,8 @@ DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "training.requestid.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "training.requestid.RequestIdFilter"},
+                "client_errors_in_one_line": {"()": "training.requestid.ClientErrorsInOneLine"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
         "json": {"format": "%(message)s"},
@@ -228,7 +229,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # WARNING: 4xx answers too (404, 405...), each with its request id
-        "django.request": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        "django.request": {"handlers": ["console"], "level": "WARNING", "propagate": False,
+                           "filters": ["client_errors_in_one_line"]},
         "training.audit": {"handlers": ["audit"], "level": "INFO", "propagate": False},
     },
 }

@@ -29,3 +29,21 @@ def alice_api(simcluster):
 @pytest.fixture(scope="session")
 def bob_api(simcluster):
     return simcluster.api_client("bob")
+
+
+# `make test` runs the suite on two pytest-xdist workers (--dist loadgroup): tests that
+# must not run at the same time as each other share a group, so they run on one worker, one
+# after the other. The browser tests (one Chromium at a time is what two cores bear), and
+# the tests that use the machine's one PostgreSQL database `test`.
+_GROUPS = {"tests/e2e/": "browser",
+           "tests/integration/database/": "postgresql",
+           "tests/integration/hub/test_history.py": "postgresql"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = str(item.path.relative_to(config.rootpath)) if item.path else ""
+        for prefix, group in _GROUPS.items():
+            if path.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break

@@ -36,3 +36,15 @@ def install_record_factory() -> None:
 
     factory.adds_request_id = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(factory)
+
+
+class ClientErrorsInOneLine(logging.Filter):
+    """django.request logs a 403 (PermissionDenied) or 400 with the exception's traceback:
+    the person's request was refused, nothing broke, so one line says it (5xx keep theirs)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and status < 500:
+            record.exc_info = None
+            record.exc_text = None
+        return True

@@ -99,7 +99,7 @@ def test_all_pods_interleaved_search_and_pause(page, live_dashboard, running_job
     # reading further up pauses: new lines wait behind a button
     log.evaluate("el => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); }")
     resume = page.get_by_role("button", name=re.compile(r"Paused — \d+ new lines?"))
-    expect(resume).to_be_visible()
+    expect(resume).to_be_visible(timeout=30_000)  # as soon as the next line arrives
     wait_until(lambda: int(re.search(r"(\d+) new", resume.inner_text()).group(1)) > 0, 30,
                message="new lines held while paused")
     screenshot("job-logs-live")

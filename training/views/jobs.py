@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from odh.training import errors, export, listing, queries
-from odh.training.client import Project
+from odh.training.client import ClusterClient, Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
 from odh.training.status import JobStatus
@@ -171,11 +171,15 @@ def _detail_url(project: str, kind: JobKind, name: str) -> str:
     return reverse("training-job-detail", args=[project, kind.slug, name])
 
 
-def _change_job(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,
-                action) -> HttpResponse | None:
+def _change_job(request: HttpRequest, client: ClusterClient, verb: str, kind: JobKind,
+                project: str, name: str, action) -> HttpResponse | None:
     """One change to one job (training/mutations.py): None when the cluster made it; the
     job's page with the cluster's reason when it turned the change down (it conflicts or is
-    invalid); the "no longer exists" page when the job is gone."""
+    invalid); the "no longer exists" page when the job is gone, or is in a project this
+    person cannot see (asked of nobody, audited nowhere: a URL anyone can type is not an
+    action on someone's project)."""
+    if project not in {p.name for p in projects_for_user(request, client)}:
+        raise job_missing(kind, project, name)
     try:
         mutations.change(request, verb, kind, project, name, action)
     except errors.NotFound:
@@ -195,7 +199,7 @@ def job_delete(request: HttpRequest, project: str, kind: str, name: str) -> Http
             detail = get_job_for_user(request, client, project, job_kind, name)
             return render(request, "training/job_delete.html", {
                 "summary": detail.summary, "project": project})
-        refused = _change_job(request, "delete", job_kind, project, name,
+        refused = _change_job(request, client, "delete", job_kind, project, name,
                               lambda: client.delete_job(job_kind, project, name))
         if refused is not None:
             return refused
@@ -208,8 +212,9 @@ def _set_suspended(request: HttpRequest, project: str, kind: str, name: str,
                    suspend: bool) -> HttpResponse:
     job_kind = kind_or_404(kind)
     with user_client(request) as client:
-        refused = _change_job(request, "suspend" if suspend else "resume", job_kind, project,
-                              name, lambda: client.set_suspended(job_kind, project, name, suspend))
+        refused = _change_job(request, client, "suspend" if suspend else "resume", job_kind,
+                              project, name,
+                              lambda: client.set_suspended(job_kind, project, name, suspend))
         if refused is not None:
             return refused
     if suspend:

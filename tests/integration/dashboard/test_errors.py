@@ -252,3 +252,27 @@ def test_it_logs_a_refused_request_with_its_request_id(alice, caplog, method):
     assert lines and lines[0].levelno == logging.WARNING
     RequestIdFilter().filter(lines[0])
     assert lines[0].request_id == r["X-Request-Id"]
+
+
+def test_a_403_is_logged_in_one_line_without_a_traceback(bob):
+    import logging
+
+    from django.urls import reverse
+
+    caught: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record)
+
+    logger = logging.getLogger("django.request")
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        url = reverse("training-job-history", args=["team-nlp", "mpijob", "gpt2-finetune", "u1"])
+        assert bob.get(url).status_code == 403
+    finally:
+        logger.removeHandler(handler)
+    refused = [r for r in caught if getattr(r, "status_code", None) == 403]
+    assert refused and all(r.exc_info is None for r in refused)
+    assert all("\n" not in logging.Formatter().format(r) for r in refused)

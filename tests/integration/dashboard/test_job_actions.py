@@ -221,3 +221,14 @@ def test_it_explains_a_change_the_cluster_turns_down(alice, monkeypatch):
     page = alice.get(r["Location"]).content.decode()
     assert "The cluster did not accept this change: spec.runPolicy.suspend: Forbidden" in page
     assert AuditEvent.objects.get(name="gpt2-finetune", verb="suspend").outcome == "failed"
+
+
+def test_an_action_in_a_project_bob_cannot_see_is_not_found_and_not_audited(bob):
+    """Anyone may type a URL: a project the person cannot see gets 404, and no audit row
+    with text they chose (a denied action in a project they can see is still audited)."""
+    for action in ("delete", "suspend", "resume"):
+        r = bob.post(_url(action, "bert-large-pretrain", project="team-nlp"))
+        assert r.status_code == 404, action
+        r = bob.post(_url(action, "made-up", project="no-such-project"))
+        assert r.status_code == 404, action
+    assert not AuditEvent.objects.exists()

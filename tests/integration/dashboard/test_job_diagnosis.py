@@ -178,7 +178,10 @@ def test_each_troubled_demo_job_is_diagnosed_alike_on_its_page_and_in_the_list(
         return  # a hint on a healthy job: the list shows problems only
     listing = alice.get(reverse("training-job-list"), {"project": project}).content.decode()
     row = " ".join(text_of(listing, f"job-row-{project}-mpijob-{name}").split())
-    assert title in row, (title, row)
+
+    def words(text: str) -> str:  # a hang's silence grows between the two reads
+        return re.sub(r"\d+m \d+s", "…", text)
+    assert words(title) in words(row), (title, row)
 
 
 def test_a_fix_link_works_only_for_its_job_and_its_person(alice, demo_cluster):

@@ -181,8 +181,8 @@ def test_describe_prints_the_same_diagnosis_for_every_scenario(cli, diagnoses):
     sections = re.split(r"^Job:", shown.stdout, flags=re.M)[1:]
     assert len(sections) == len(CASES)
 
-    def words(headline: str) -> str:  # a hang's silence grows between the two reads
-        return re.sub(r"\d+m \d+s", "…", headline)
+    def words(headline: str) -> str:  # a silence grows, a GPU's use moves, between reads
+        return re.sub(r"\d+", "N", headline)
     for (name, *_rest), text in zip(CASES, sections, strict=True):
         assert "Diagnosis:" in text, name
         lines = text.split("Diagnosis:", 1)[1].splitlines()
