@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 
 from django import forms
 from django.core.handlers.asgi import ASGIRequest
@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET
 
 from odh.training.kinds import KINDS
 
+from .. import params
 from ..cluster import user_client
 from ..models import VERB_LABELS, AuditEvent, verb_label
 from .cluster import allowed_here, forbidden_page
@@ -57,6 +58,9 @@ class AuditFilterForm(forms.Form):
     def clean(self):
         data = super().clean()
         since, until = data.get("since"), data.get("until")
+        for name, day in (("since", since), ("until", until)):
+            if not params.in_range(day):
+                self.add_error(name, _("Enter a date between 1970 and 9000."))
         if since and until and since > until:
             self.add_error("until", _("“To” must be on or after “From”."))
         return data
@@ -89,7 +93,7 @@ def filtered_events(form: AuditFilterForm) -> QuerySet[AuditEvent]:
     if data.get("since"):
         events = events.filter(created__gte=_start_of(data["since"]))
     if data.get("until"):  # the whole of that day (UTC)
-        events = events.filter(created__lt=_start_of(data["until"] + timedelta(days=1)))
+        events = events.filter(created__lt=_start_of(params.day_after(data["until"])))
     return events.order_by("-created", "-id")
 
 

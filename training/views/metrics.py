@@ -30,7 +30,7 @@ from odh.training.client import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.summary import JobStatus, JobSummary
 
-from .. import session
+from .. import params, session
 from ..cluster import client_for_token, cluster_config
 
 log = logging.getLogger("training.metrics")
@@ -179,7 +179,7 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
     since = None
     if request.GET.get("since"):
         since = m.parse_iso(request.GET["since"])
-        if since is None:
+        if since is None or not params.timestamp_in_range(since):
             return _json_error(_("“since” must be a time such as 2025-01-31T12:00:00Z."), 400)
     try:
         check_pods_access(request, project)  # a plain Prometheus would answer anyone

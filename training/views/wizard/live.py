@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from ... import drafts
+from ... import drafts, params
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import WizardDraft
@@ -69,12 +69,12 @@ def job_new_fix(request: HttpRequest, key) -> HttpResponse:
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
                                                          projects)
         fit = checks.fit_for(spec, facts, found)
-    index = request.POST.get("fix", "")
-    if fit is None or not index.isdigit() or int(index) >= len(fit.fixes):
+    index = params.index(request.POST.get("fix", ""))
+    if fit is None or index is None or index >= len(fit.fixes):
         messages.warning(request, _("That suggestion no longer applies: the resource check "
                                     "below is up to date."))
     else:
-        fix = fit.fixes[int(index)]
+        fix = fit.fixes[index]
         draft.data = drafts.apply_changes(draft.data, fix.changes)
         draft.save()
         messages.success(request, _("Applied: %(fix)s.") % {"fix": fix.label})

@@ -17,7 +17,7 @@ from odh.training.client import ClusterClient, Project
 from odh.training.importing import ManifestImportError, parse_manifest_text
 from odh.training.spec import ManifestError, read_manifest
 
-from ... import drafts
+from ... import drafts, params
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...forms import ImportForm
@@ -42,9 +42,10 @@ IMPORT_MAX_BYTES = 256 * 1024
 # -- step 1: job type, templates, import --------------------------------------------------------
 def _saved_template_for_user(request: HttpRequest, template_id: str,
                              projects: list[Project]) -> JobTemplate | None:
-    if not template_id.isdigit():
+    number = params.index(template_id)
+    if number is None:
         return None
-    template = JobTemplate.objects.filter(pk=int(template_id)).first()
+    template = JobTemplate.objects.filter(pk=number).first()
     if template is None:
         return None
     if template.project:
@@ -165,9 +166,9 @@ def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
     Next (checked against the cluster next)."""
     post = request.POST
     for rows in ("env", "volumes"):
-        removed = post.get(f"remove_{rows}", "")
-        if post.get(f"add_{rows}") or removed.isdigit():
-            data = drafts.remove_row(draft.data, rows, int(removed)) if removed.isdigit() \
+        removed = params.index(post.get(f"remove_{rows}", ""))
+        if post.get(f"add_{rows}") or removed is not None:
+            data = drafts.remove_row(draft.data, rows, removed) if removed is not None \
                 else drafts.add_row(draft.data, rows)
             data["_advanced_open"] = True
             draft.data = data
