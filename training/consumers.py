@@ -7,7 +7,8 @@ protocol only.
 Connecting
     `/ws/live/?ns=team-nlp&ns=team-cv`: the job list (the projects its filters cover);
     `/ws/live/?job=team-nlp/mpijob/bert-large-pretrain`: a job's page.
-    The Origin must be one of ALLOWED_HOSTS and the session cookie a signed-in person's.
+    The Origin must be the dashboard's own (scheme, host and port: training/origin.py)
+    and the session cookie a signed-in person's.
     For each subscription, before joining its group, a SelfSubjectAccessReview made with
     the person's token must allow it (answers cached 60 s per person and project; a
     project's job list asks for each job kind, and gets the rows of the allowed ones). Then,

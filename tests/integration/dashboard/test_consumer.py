@@ -23,7 +23,8 @@ from kubernetes import client as k8s
 from tests.dashboard_support import sign_in
 from tests.integration.hub.conftest import LoopThread
 
-ORIGIN = "http://127.0.0.1:8000"
+HOST = "127.0.0.1:8000"
+ORIGIN = f"http://{HOST}"
 BERT = "team-nlp/mpijob/bert-large-pretrain"
 WAIT = 30  # seconds any one frame may take (reads from simcluster): a deadline, not a duration
 
@@ -74,7 +75,7 @@ class Tab:
                  origin: str | None = ORIGIN) -> None:
         from dashboard.asgi import application
 
-        headers = []
+        headers = [(b"host", HOST.encode())]  # what a browser sends with every request
         if origin:
             headers.append((b"origin", origin.encode()))
         if cookie:
@@ -243,7 +244,11 @@ def test_a_token_the_cluster_rejects_closes_with_the_sign_in_code(open_tab, loop
     assert tab.closing()["reason"] == "Your session has ended: sign in again."
 
 
-@pytest.mark.parametrize("origin", [None, "https://evil.example"])
+@pytest.mark.parametrize("origin", [
+    None, "https://evil.example",
+    # the same host, another port or scheme: another origin (found by the attack run)
+    "http://127.0.0.1:9999", "https://127.0.0.1:8000", "https://127.0.0.1", "http://localhost:1",
+    "http://127.0.0.1", "null"])
 def test_a_socket_from_another_origin_is_refused(open_tab, loop, cookie_of, origin):
     tab = open_tab(f"job={BERT}", cookie_of("alice"), origin=origin)
     assert not tab.accepted

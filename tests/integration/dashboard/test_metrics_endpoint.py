@@ -360,7 +360,8 @@ def test_open_websockets_are_counted(hub, loop):
 
     before = sockets()
     comm = WebsocketCommunicator(application, "/ws/live/?ns=team-nlp",
-                                 headers=[(b"origin", b"http://127.0.0.1:8000")])
+                                 headers=[(b"host", b"127.0.0.1:8000"),
+                                          (b"origin", b"http://127.0.0.1:8000")])
     accepted, _ = loop.run(comm.connect(timeout=30))
     assert accepted
     assert sockets() == before + 1  # (then refused: nobody is signed in)

@@ -219,7 +219,8 @@ def _socket(loop: LoopThread, demo, username: str, query: str):
     sign_in(browser, demo, username)
     cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
     comm = WebsocketCommunicator(application, f"/ws/live/?{query}", headers=[
-        (b"origin", b"http://127.0.0.1:8000"), (b"cookie", cookie.encode())])
+        (b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000"),
+        (b"cookie", cookie.encode())])
     connected, _ = loop.run(comm.connect(timeout=30))
     assert connected
     return comm

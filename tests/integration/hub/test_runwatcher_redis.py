@@ -131,7 +131,8 @@ class Tab:
         cookie = f"{name}={browser.cookies[name].value}"
         self.loop = loop
         self.comm = WebsocketCommunicator(application, f"/ws/live/?{query}", headers=[
-            (b"origin", b"http://127.0.0.1:8000"), (b"cookie", cookie.encode())])
+            (b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000"),
+        (b"cookie", cookie.encode())])
         connected, _ = loop.run(self.comm.connect(timeout=30))
         assert connected
         self.frames: list[str] = []
