@@ -87,6 +87,16 @@ def render_job_update(summary: JobSummary, job: Obj, pods: list[Obj], now: datet
     return "".join(parts)
 
 
+def render_job_deleted(namespace: str, kind_slug: str, name: str) -> str:
+    """What an open page of a job that was deleted shows: the status Deleted, and in place
+    of its actions a notice with where to go."""
+    from django.urls import reverse
+
+    return _render("training/job_detail.html#job-gone", {
+        "name": name, "detail_url": reverse("training-job-detail",
+                                            args=[namespace, kind_slug, name])})
+
+
 def render_event_rows(events: list[Obj], now: datetime, *, new: bool = False) -> str:
     """The Events tab's rows, as a frame of their own (a `<tbody>` must start it).
 

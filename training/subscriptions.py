@@ -283,7 +283,8 @@ class OneJob(SubscriptionKind):
         except errors.NotFound:
             # gone while the page was away (or not there yet): say so, keep listening
             view.statuses.pop(sub.job_ref, None)
-            return [announce(live.deletion_announcement(name), only_if="job-header-status")]
+            return [announce(live.deletion_announcement(name), only_if="job-header-status"),
+                    live.render_job_deleted(ns, slug, name)]
         except errors.Forbidden:
             raise AccessRefused(ns) from None
         summary = detail.summary

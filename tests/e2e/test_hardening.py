@@ -41,3 +41,30 @@ def test_a_page_of_another_origin_cannot_open_alices_socket(page, live_dashboard
     url = "ws://" + urlsplit(live_dashboard).netloc + SOCKET
     assert _opens(url, live_dashboard, cookie)  # her own page may
     assert not _opens(url, foreign, cookie)
+
+
+def test_a_deleted_jobs_open_page_says_so_and_offers_no_actions(page, live_dashboard,
+                                                                e2e_cluster):
+    import uuid
+
+    from playwright.sync_api import expect
+
+    from tests.training_jobs import Jobs, mpijob
+
+    jobs = Jobs(e2e_cluster.api_client("alice"), "team-nlp")
+    name = f"e2e-gone-{uuid.uuid4().hex[:5]}"
+    jobs.create(mpijob(name, workers=1, run_seconds=2000))
+    try:
+        sign_in(page, live_dashboard, "alice", f"/jobs/team-nlp/mpijob/{name}/")
+        actions = page.get_by_role("group", name="Job actions")
+        expect(actions.get_by_role("link", name="Delete")).to_be_visible()
+        expect(page.locator("#live-socket")).to_have_attribute("data-live-state", "open")
+        jobs.delete(name)
+        expect(page.get_by_role("alert")).to_contain_text(f"The job {name} was deleted",
+                                                          timeout=30_000)
+        expect(page.locator("#job-header-status")).to_contain_text("Deleted")
+        for action in ("Delete", "Clone", "Retry", "Export YAML"):
+            expect(page.get_by_role("link", name=action)).to_have_count(0)
+        expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
+    finally:
+        jobs.cleanup()

@@ -436,7 +436,8 @@ class Hub:
                                   "html": live.render_deleted_row(ns, slug, name),
                                   "announce": "", "job": job_ref, "status": "Deleted",
                                   "change": "deleted"})
-        self._send(job_group(ns, name), {"type": "hub.update", "html": "",
+        self._send(job_group(ns, name), {"type": "hub.update",
+                                         "html": live.render_job_deleted(ns, slug, name),
                                          "announce": live.deletion_announcement(name),
                                          "job": job_ref, "status": "Deleted",
                                          "change": "deleted"})

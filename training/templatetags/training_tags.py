@@ -22,6 +22,7 @@ STATUS_STYLE = {
     "Failed": ("red", "fa-exclamation-circle", _("Failed")),
     "Suspended": ("grey", "fa-pause-circle", _("Suspended")),
     "Terminating": ("grey", "fa-ban", _("Terminating")),
+    "Deleted": ("grey", "fa-trash", _("Deleted")),
     "Unknown": ("grey", "fa-question-circle", _("Unknown")),
 }
 
