@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from urllib.parse import parse_qs, urlsplit
 
 from authlib.integrations.base_client import OAuthError
 from django.contrib.auth import get_user_model, login, logout
@@ -21,7 +22,10 @@ from ..oauth import openshift
 
 log = logging.getLogger("training.auth")
 
-NEXT_KEY = "login_next"
+# the page to return to, per sign-in under way (by its OAuth state): every tab that signs
+# in again comes back to its own page, a wizard tab to its draft
+NEXT_KEY = "login_next_by_state"
+MAX_PENDING_SIGN_INS = 20
 
 
 def _safe_next(request: HttpRequest, url: str | None) -> str:
@@ -34,14 +38,20 @@ def _safe_next(request: HttpRequest, url: str | None) -> str:
 @login_not_required
 @require_GET
 def login_view(request: HttpRequest) -> HttpResponse:
-    request.session[NEXT_KEY] = _safe_next(request, request.GET.get("next"))
+    next_url = _safe_next(request, request.GET.get("next"))
     redirect_uri = request.build_absolute_uri(reverse("training-oauth-callback"))
     try:
-        return openshift().authorize_redirect(request, redirect_uri)
+        response = openshift().authorize_redirect(request, redirect_uri)
     except (OAuthError, OSError, ValueError) as e:
         log.error("cannot start sign-in: %s", e)
         return render(request, "training/signin_failed.html", {
             "reason": "unreachable"}, status=503)
+    state = parse_qs(urlsplit(response["Location"]).query).get("state", [""])[0]
+    pending = request.session.get(NEXT_KEY)
+    pending = dict(pending) if isinstance(pending, dict) else {}
+    pending[state] = next_url
+    request.session[NEXT_KEY] = dict(list(pending.items())[-MAX_PENDING_SIGN_INS:])
+    return response
 
 
 @login_not_required
@@ -67,11 +77,18 @@ def callback(request: HttpRequest) -> HttpResponse:
     username = (user.get("metadata") or {}).get("name", "")
     if not username:
         return render(request, "training/signin_failed.html", {"reason": "failed"}, status=400)
-    next_url = request.session.pop(NEXT_KEY, None)
+    pending = request.session.get(NEXT_KEY)
+    pending = dict(pending) if isinstance(pending, dict) else {}
+    next_url = pending.pop(request.GET.get("state", ""), None)
+    before = request.user.get_username() if request.user.is_authenticated else ""
     account, _ = get_user_model().objects.get_or_create(username=username)
     login(request, account, backend="django.contrib.auth.backends.ModelBackend")
     session.store(request, access_token, token.get("expires_in"), username,
                   list(user.get("groups") or []))
+    # the other tabs' sign-ins still under way keep their way back; another person's are
+    # not carried into this one's session
+    if pending and before in ("", username):
+        request.session[NEXT_KEY] = pending
     log.info("%s signed in", username)
     return HttpResponseRedirect(_safe_next(request, next_url))
 

@@ -92,7 +92,20 @@ def test_it_signs_in_through_openshift_and_returns_to_the_page(client, db, demo_
 
 def test_it_never_sends_people_to_another_site_after_sign_in(client, db):
     client.get(LOGIN, {"next": "https://evil.example/phish"})
-    assert client.session["login_next"] == reverse("training-job-list")
+    assert list(client.session["login_next_by_state"].values()) == [
+        reverse("training-job-list")]
+
+
+def test_tabs_signing_in_at_once_each_come_back_to_their_own_page(client, db, demo_cluster):
+    """Each sign-in carries its own way back (by its OAuth state): two tabs whose session
+    ended sign in again at the same time, and finish in either order."""
+    wizard = "/jobs/new/3f2c3f59-1d5b-4f2e-9a43-8b9f0c1e2d3a/resources/"
+    first = client.get(LOGIN, {"next": GPT2 + "?tab=events"})
+    second = client.get(LOGIN, {"next": wizard})
+    browser_two = log_in_at_openshift(demo_cluster, second["Location"], "alice")
+    browser_one = log_in_at_openshift(demo_cluster, first["Location"], "alice")
+    assert _path(client.get(_path(browser_two))["Location"]) == wizard
+    assert _path(client.get(_path(browser_one))["Location"]) == GPT2 + "?tab=events"
 
 
 def test_it_explains_a_sign_in_with_the_wrong_state(client, db, demo_cluster):
