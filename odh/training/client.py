@@ -294,6 +294,10 @@ class ClusterClient:
         """The items of a list call (`_call`'s arguments)."""
         return self._call(fn, *args, **kwargs).get("items") or []
 
+    def version(self) -> Obj:
+        """The API server's `/version` (cheap; answers without any rights)."""
+        return self._call(k8s.VersionApi(self.api_client).get_code)
+
     # -- who am I, what may I do -----------------------------------------------------------------
     def whoami(self) -> Obj:
         return self._call(self.custom.get_cluster_custom_object, "user.openshift.io", "v1",

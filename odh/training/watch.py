@@ -187,6 +187,13 @@ class ResilientWatch:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def reconnect(self) -> None:
+        """Drop the open stream (it may be dead without knowing: the server hung); the loop
+        opens a new one from the resourceVersion it has, and lists again on a 410."""
+        current = self._watch
+        if current is not None:
+            current.stop()  # shuts the socket down: a read blocked on it returns
+
     def wait_synced(self, timeout: float | None = None) -> bool:
         return self.synced.wait(timeout)
 

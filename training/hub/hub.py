@@ -67,6 +67,7 @@ from .cluster import ClusterNotices  # the admin overview's "cluster changed" no
 from .groups import job_group, ns_group
 from .history import HistoryWriter
 from .logs import LogHub
+from .probe import ClusterProbe
 from .sessions import SessionSweeper
 from .status import HubStatus
 
@@ -188,6 +189,8 @@ class Hub:
         self.cluster = ClusterNotices(self._send, self.ready)
         # open pages: told whether the hub sees the cluster (else their updates are paused)
         self._discovery_failing = False
+        # a server that hangs leaves the watches silent, not failing: asked directly
+        self.probe = ClusterProbe(client_factory, self._reconnect_watches)
         self.status = HubStatus(self._send, self.sees_cluster)
 
     # -- life ---------------------------------------------------------------------------------
@@ -202,6 +205,7 @@ class Hub:
         if self.sessions is not None:
             self.sessions.start()
         self.cluster.start()
+        self.probe.start()
         self.status.start()
         for target, name in ((self._open_watches, "hub-start"), (self._flush_loop, "hub-flush")):
             thread = threading.Thread(target=target, daemon=True, name=name)
@@ -226,6 +230,7 @@ class Hub:
         if self.sessions is not None:
             self.sessions.stop()
         self.cluster.stop()
+        self.probe.stop()
         self.status.stop()
         self.publisher.close()
 
@@ -237,10 +242,16 @@ class Hub:
         """Whether the hub learns of changes now: some watch is not failing (a watch that
         is refused for good, e.g. one kind forbidden, does not make the hub blind), or,
         before the watches are open, the cluster's APIs could be read."""
+        if self.probe.silent:
+            return False
         watches = list(self.watches)
         if watches:
             return not all(w.failing for w in watches)
         return not self._discovery_failing
+
+    def _reconnect_watches(self) -> None:
+        for w in list(self.watches):
+            w.reconnect()
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the first lists are done, but not while the hub is known not to see

@@ -50,3 +50,39 @@ def test_viewers_hear_the_hub_lose_the_cluster_and_find_it_again(tmp_path_factor
             assert all(w.synced.is_set() for w in hub.watches)
     finally:
         sim.stop()
+
+
+def test_a_hung_api_server_is_noticed_within_seconds(tmp_path_factory, loop_thread):
+    """An API server that stops answering without closing its connections (SIGSTOP: the
+    kernel keeps them open, nothing answers): pages hear "down" within about 10 s, and
+    "up" once it answers again, with the watches working."""
+    import os
+    import signal
+
+    from channels.layers import get_channel_layer
+
+    from training.hub.groups import STATUS_GROUP
+
+    sim = start_cluster(tmp_path_factory, "hub-hung")
+    try:
+        with embedded_hub(sim, loop_thread) as hub:
+            pages = Subscriber(loop_thread, loop_thread.call(get_channel_layer), STATUS_GROUP)
+            assert hub.sees_cluster()
+            os.kill(sim.process.pid, signal.SIGSTOP)
+            try:
+                # a deadline (the probe's 5 s of silence and the 3 s grace, with room): a
+                # watch alone would wait out its 5-minute read timeout
+                pages.wait_for(lambda m: m["state"] == "down", 15,
+                               what="the hub saying it cannot see the cluster")
+            finally:
+                os.kill(sim.process.pid, signal.SIGCONT)
+
+            def up_again() -> bool:
+                pages.poll(1.0)
+                told = states(pages)
+                return "up" in told[told.index("down"):]
+            wait_until(up_again, 60, message=lambda: f"'up' after 'down'; got {states(pages)}")
+            assert hub.sees_cluster()
+            assert all(w.synced.is_set() for w in hub.watches)
+    finally:
+        sim.stop()
