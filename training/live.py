@@ -97,6 +97,15 @@ def render_job_deleted(namespace: str, kind_slug: str, name: str) -> str:
                                             args=[namespace, kind_slug, name])})
 
 
+def render_job_status(summary: JobSummary, job: Obj, now: datetime) -> str:
+    """The job page's header only (status, facts, Suspend/Resume): what someone who may
+    see the job but not its pods or events is sent (`summary` from the job alone)."""
+    context: dict[str, Any] = {"summary": summary, "job": job, "pods": [], "now": now,
+                               "oob": True}
+    return "".join(_render(f"training/job_detail.html#{name}", context)
+                   for name in HEADER_PARTS)
+
+
 def render_event_rows(events: list[Obj], now: datetime, *, new: bool = False) -> str:
     """The Events tab's rows, as a frame of their own (a `<tbody>` must start it).
 

@@ -50,6 +50,7 @@ from odh.training.client import ClusterClient, is_namespace_name, is_object_name
 from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
 from odh.training.kinds import JobKind
+from odh.training.status import summarize
 
 from . import diagnoses, live
 from .cluster import client_for_token
@@ -101,6 +102,16 @@ class ViewState:
     statuses: dict[str, str] = field(default_factory=dict)  # job ref -> last status sent
     # project -> slugs of the job kinds the person may get there (`ns` subscriptions)
     kinds: dict[str, frozenset[str]] = field(default_factory=dict)
+    # project -> may the person list its pods / its events (what the parts that show pods
+    # and Events rows need, as their HTTP twins do); unknown counts as no
+    pods: dict[str, bool] = field(default_factory=dict)
+    events: dict[str, bool] = field(default_factory=dict)
+
+    def sees_pods(self, namespace: str) -> bool:
+        return self.pods.get(namespace, False)
+
+    def sees_events(self, namespace: str) -> bool:
+        return self.events.get(namespace, False)
 
 
 def site_language():
@@ -152,6 +163,24 @@ def _get_access(kind: JobKind) -> Access:
     return Access("get", kind.plural, kind.group)
 
 
+LIST_PODS = Access("list", "pods")
+LIST_EVENTS = Access("list", "events")
+
+
+def _parts_allowed(client: ClusterClient, token: str, namespace: str, view: ViewState) -> None:
+    """What of a job the person may be shown there besides its status: its pods (pod rows,
+    Topology, the step and the Workers' counts they make), its Events rows."""
+    view.pods[namespace] = access.allowed(client, token, namespace, LIST_PODS, ACCESS_CACHE)
+    view.events[namespace] = access.allowed(client, token, namespace, LIST_EVENTS,
+                                            ACCESS_CACHE)
+
+
+def variant(message: dict[str, Any], key: str, full: bool) -> Any:
+    """A hub message's part as this viewer may have it: `key` when it may see the job's
+    pods and events, else `<key>_status` (what the job object alone says)."""
+    return message.get(key) if full else message.get(f"{key}_status")
+
+
 # -- kinds -------------------------------------------------------------------------------------
 class SubscriptionKind(ABC):
     name = ""
@@ -199,12 +228,14 @@ class ProjectJobs(SubscriptionKind):
         if not allowed:
             raise AccessRefused(sub.namespace)
         view.kinds[sub.namespace] = allowed
+        _parts_allowed(client, token, sub.namespace, view)
 
     def snapshot(self, client: ClusterClient, sub: Subscription, view: ViewState,
                  now: datetime) -> list[Frame]:
         allowed = view.kinds.get(sub.namespace, frozenset())
         kinds = [k for k in _served_kinds(client) if k.slug in allowed]
-        listing = queries.list_summaries(client, [sub.namespace], kinds, now)
+        listing = queries.list_summaries(client, [sub.namespace], kinds, now,
+                                         with_pods=view.sees_pods(sub.namespace))
         if listing.forbidden_namespaces:
             raise AccessRefused(sub.namespace)
         rows, items, created = [], [], []
@@ -248,8 +279,9 @@ class ProjectJobs(SubscriptionKind):
             frames.append(announce(text, only_if=_row_id(job_ref)))
         if status:
             view.statuses[job_ref] = status
-        if message.get("html"):
-            frames.append(str(message["html"]))
+        row = variant(message, "html", view.sees_pods(sub.namespace))
+        if row:
+            frames.append(str(row))
         if message.get("change") == "added":
             # a new job: the page fetches its table again, in case its filters show it
             frames.append(refresh(LIST_TABLE, [(_row_id(job_ref), "",
@@ -275,10 +307,18 @@ class OneJob(SubscriptionKind):
         return Subscription(self.name, value, ns, job_group(ns, name),
                             Access("get", kind.plural, kind.group), job_ref=value)
 
+    def authorize(self, client: ClusterClient, token: str, sub: Subscription,
+                  view: ViewState) -> None:
+        super().authorize(client, token, sub, view)
+        _parts_allowed(client, token, sub.namespace, view)
+
     def snapshot(self, client: ClusterClient, sub: Subscription, view: ViewState,
                  now: datetime) -> list[Frame]:
         ns, slug, name = sub.value.split("/")
+        full = view.sees_pods(ns) and view.sees_events(ns)
         try:
+            if not full:  # what its HTTP page would refuse: the job's status only
+                return self._status_only(client, sub, view, now)
             detail = queries.job_detail(client, JOB_KINDS[slug], ns, name, now)
         except errors.NotFound:
             # gone while the page was away (or not there yet): say so, keep listening
@@ -295,19 +335,35 @@ class OneJob(SubscriptionKind):
                 live.render_job_update(summary, detail.job, detail.pods, now, seen),
                 live.render_event_rows(detail.events, now)]
 
+    def _status_only(self, client: ClusterClient, sub: Subscription, view: ViewState,
+                     now: datetime) -> list[Frame]:
+        ns, slug, name = sub.value.split("/")
+        kind = JOB_KINDS[slug]
+        job = client.get_job(kind, ns, name)
+        job.setdefault("apiVersion", kind.api_version)
+        job.setdefault("kind", kind.kind)
+        summary = summarize(job, [], None, now)
+        view.statuses[sub.job_ref] = str(summary.status)
+        return [statuses([("job-header-status", str(summary.status),
+                           live.announcement(summary))]),
+                live.render_job_status(summary, job, now)]
+
     def on_message(self, sub: Subscription, message: dict[str, Any],
                    view: ViewState) -> list[Frame]:
         if message.get("job") != sub.job_ref:
             return []  # a job of another kind with the same name shares the group
+        full = view.sees_pods(sub.namespace) and view.sees_events(sub.namespace)
         frames: list[Frame] = []
-        if message.get("announce"):
-            frames.append(announce(str(message["announce"]), only_if="job-header-status"))
+        said = variant(message, "announce", full)
+        if said:
+            frames.append(announce(str(said), only_if="job-header-status"))
         if message.get("status"):
             view.statuses[sub.job_ref] = str(message["status"])
-        if message.get("html"):
-            frames.append(str(message["html"]))
-        if message.get("event_rows"):  # a frame of its own: a <tbody> must start it
-            frames.append(str(message["event_rows"]))
+        html = variant(message, "html", full)
+        if html:
+            frames.append(str(html))
+        if message.get("event_rows") and view.sees_events(sub.namespace):
+            frames.append(str(message["event_rows"]))  # a frame of its own (a <tbody>)
         return frames
 
 

@@ -88,12 +88,15 @@ def _list_pods(client: ClusterClient, namespaces: list[str] | None, listing: Lis
 
 
 def list_summaries(client: ClusterClient, namespaces: list[str] | None, kinds: list[JobKind],
-                   now: datetime | None = None, fallback: Fallback | None = None) -> Listing:
+                   now: datetime | None = None, fallback: Fallback | None = None,
+                   with_pods: bool = True) -> Listing:
     """Summaries of every job of `kinds` in `namespaces` (None: cluster-wide).
 
     Cluster-wide, a kind (or the pods) the person may not list everywhere is not an
     error: it is named in the listing (`forbidden_kinds`, `pods_forbidden`) and listed in
-    the namespaces `fallback()` gives instead (the person's projects), if any."""
+    the namespaces `fallback()` gives instead (the person's projects), if any. Without
+    `with_pods` the summaries are what the jobs alone say (for someone who may not list
+    the pods)."""
     now = now or datetime.now(UTC)
     listing = Listing()
     asked = None if namespaces is None else list(namespaces)
@@ -105,7 +108,7 @@ def list_summaries(client: ClusterClient, namespaces: list[str] | None, kinds: l
                                                       fallback_once))
         except errors.NotFound:
             continue  # this kind's API is not installed
-    pods = _pods_by_job(_list_pods(client, asked, listing, fallback_once))
+    pods = _pods_by_job(_list_pods(client, asked, listing, fallback_once)) if with_pods else {}
     for kind, job in jobs:
         meta = job.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")

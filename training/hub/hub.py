@@ -415,8 +415,11 @@ class Hub:
         job_ref = f"{ns}/{slug}/{name}"
         status = str(summary.status)
         change = "added" if added else "modified"
+        # what the job object alone says: for viewers who may not see its pods or events
+        bare = summarize(data.job, [], None, now)
         if row != seen.row:
             message = {"type": "hub.update", "html": live.render_list_row(summary, now, diagnosis),
+                       "html_status": live.render_list_row(bare, now),
                        "announce": "", "job": job_ref, "status": status, "change": change}
             if self._send(ns_group(ns), message):
                 seen.row = row
@@ -424,12 +427,15 @@ class Hub:
                 failed = True
         new_events = [e for e in events if seen.events.get(_uid(e)) != _rv(e)]
         if detail != seen.detail or new_events:
-            announce = live.announcement(summary, diagnosis) if status != seen.status else ""
+            changed = status != seen.status
+            announce = live.announcement(summary, diagnosis) if changed else ""
             html = live.render_job_update(summary, data.job, data.pods, now, diagnosis)
             rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
             message = {"type": "hub.update", "html": html, "event_rows": rows,
-                       "announce": announce, "job": job_ref, "status": status,
-                       "change": change}
+                       "html_status": live.render_job_status(bare, data.job, now),
+                       "announce": announce,
+                       "announce_status": live.announcement(bare) if changed else "",
+                       "job": job_ref, "status": status, "change": change}
             if self._send(job_group(ns, name), message):
                 seen.detail, seen.status, seen.events = detail, status, current
             else:
@@ -443,13 +449,16 @@ class Hub:
     def _send_deleted(self, key: JobKey) -> None:
         ns, slug, name = key
         job_ref = f"{ns}/{slug}/{name}"
-        self._send(ns_group(ns), {"type": "hub.update",
-                                  "html": live.render_deleted_row(ns, slug, name),
+        gone_row = live.render_deleted_row(ns, slug, name)
+        self._send(ns_group(ns), {"type": "hub.update", "html": gone_row,
+                                  "html_status": gone_row,
                                   "announce": "", "job": job_ref, "status": "Deleted",
                                   "change": "deleted"})
-        self._send(job_group(ns, name), {"type": "hub.update",
-                                         "html": live.render_job_deleted(ns, slug, name),
-                                         "announce": live.deletion_announcement(name),
+        gone = live.render_job_deleted(ns, slug, name)
+        said = live.deletion_announcement(name)
+        self._send(job_group(ns, name), {"type": "hub.update", "html": gone,
+                                         "html_status": gone, "announce": said,
+                                         "announce_status": said,
                                          "job": job_ref, "status": "Deleted",
                                          "change": "deleted"})
 

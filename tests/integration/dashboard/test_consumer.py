@@ -589,3 +589,66 @@ def test_the_page_is_paused_while_the_cluster_does_not_answer_and_caught_up_afte
     assert 'id="job-header-status"' in tab.next()
     tab.until_ready()
     assert tab.close_code is None  # the socket stayed open throughout
+
+
+# -- each part as its HTTP twin: the job's status only, without pods and events -------------
+@pytest.fixture
+def charlie_gets_jobs_only(demo_cluster):
+    """charlie may get and list MPIJobs in team-nlp, not their pods or events."""
+    with demo_cluster.api_client("admin") as api:
+        rbac = k8s.RbacAuthorizationV1Api(api)
+        rbac.create_namespaced_role("team-nlp", {
+            "metadata": {"name": "test-jobs-only"},
+            "rules": [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"],
+                       "verbs": ["get", "list", "watch"]}]})
+        rbac.create_namespaced_role_binding("team-nlp", {
+            "metadata": {"name": "test-jobs-only"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                        "name": "test-jobs-only"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                          "name": "charlie"}]})
+        try:
+            yield
+        finally:
+            rbac.delete_namespaced_role_binding("test-jobs-only", "team-nlp")
+            rbac.delete_namespaced_role("test-jobs-only", "team-nlp")
+
+
+def test_a_socket_that_may_see_the_job_but_not_its_pods_gets_its_status_only(
+        open_tab, loop, cookie_of, charlie_gets_jobs_only):
+    tab = open_tab(f"job={BERT}", cookie_of("charlie"))
+    assert tab.accepted
+    statuses = json.loads(tab.next())
+    assert statuses["jobs"][0]["status"] == "Running"
+    first = tab.next()
+    assert 'id="job-header-status"' in first
+    for part in ("job-replicas", "job-topology", "job-overview-state", "worker-7"):
+        assert part not in first, part
+    tab.until_ready()
+    # a push carries both: this socket passes on the status-only part, and no Events rows
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "job": BERT, "status": "Running", "change": "modified",
+        "html": '<table id="job-replicas" hx-swap-oob="true">bert-large-pretrain-worker-7',
+        "html_status": '<span id="job-header-status" hx-swap-oob="true">Running</span>',
+        "event_rows": '<tbody id="job-event-rows">FailedScheduling</tbody>',
+        "announce": "Job bert-large-pretrain is now Running: Worker 2 was OOMKilled",
+        "announce_status": "Job bert-large-pretrain is now Running."})
+    pushed = tab.until(lambda f: "job-header-status" in f or "job-replicas" in f)
+    assert "job-replicas" not in pushed
+    assert not any("FailedScheduling" in f or "OOMKilled" in f for f in tab.frames)
+
+
+def test_a_project_list_without_pods_gets_rows_the_jobs_alone_make(open_tab, loop, cookie_of,
+                                                                    charlie_gets_jobs_only):
+    tab = open_tab("ns=team-nlp", cookie_of("charlie"))
+    json.loads(tab.next())
+    rows = tab.next()
+    assert 'id="job-row-team-nlp-mpijob-bert-large-pretrain"' in rows
+    assert "0/8" in rows and "8/8" not in rows  # no pod was read for it
+    tab.until_ready()
+    group_send(loop, "ns.team-nlp", {
+        "type": "hub.update", "job": BERT, "status": "Running", "change": "modified",
+        "html": '<tr id="job-row-team-nlp-mpijob-bert-large-pretrain">8/8 gpu-a100-1</tr>',
+        "html_status": '<tr id="job-row-team-nlp-mpijob-bert-large-pretrain">0/8</tr>'})
+    pushed = tab.until(lambda f: "job-row-team-nlp-mpijob-bert-large-pretrain" in f)
+    assert "gpu-a100-1" not in pushed and "0/8" in pushed
