@@ -47,6 +47,7 @@ from odh.training.summary import JobStatus, JobSummary
 
 from . import job_progress, session
 from .cluster import client_for_token, cluster_config
+from .projects import project_uid
 from .wizard_checks import get_nodes
 
 log = logging.getLogger("training.diagnosis")
@@ -116,14 +117,13 @@ def gpu_capacity() -> tuple[int | None, int | None]:
         return answer
 
 
-def similar_runs(job: dict, namespace: str) -> list[SimilarRun]:
-    """Successful MPIJobs of the project in the history that ran the same script from the
-    same image, fewest differences first."""
+def similar_runs(job: dict, namespace: str, uid: str | None) -> list[SimilarRun]:
+    """Successful MPIJobs of the project (as it is now: `uid`) in the history that ran the
+    same script from the same image, fewest differences first."""
     from .models import JobHistory
 
-    records = list(JobHistory.objects.filter(
-        namespace=namespace, kind=MPIJOB.kind, outcome=JobHistory.Outcome.SUCCEEDED)
-        .order_by("-finished")[:50])
+    records = list(JobHistory.of_project(namespace, uid).filter(
+        kind=MPIJOB.kind, outcome=JobHistory.Outcome.SUCCEEDED).order_by("-finished")[:50])
     by_uid = {r.uid: r for r in records}
     found = similar_to(job, [(r.uid, r.spec) for r in records if r.spec])
     return [SimilarRun(by_uid[uid].name, namespace, uid, by_uid[uid].finished, tuple(diffs))
@@ -154,7 +154,8 @@ def _may_see_metrics(request_token: str, project: str) -> bool:
 
 
 def sources_for(token: str, job: dict, summary: JobSummary,
-                dismissed_here: frozenset[str] = frozenset(), brief: bool = False) -> Sources:
+                dismissed_here: frozenset[str] = frozenset(), brief: bool = False,
+                project: str | None = None) -> Sources:
     unscheduled = [r for r in summary.replicas if r.reason == "Unschedulable"]
     free, requested = gpu_capacity() if any(r.gpus for r in unscheduled) else (None, None)
     if brief:
@@ -167,7 +168,7 @@ def sources_for(token: str, job: dict, summary: JobSummary,
         token, summary.namespace) else None
     return Sources(prometheus=prometheus, nodes=get_nodes(), free_gpus=free,
                    allocated_gpus=requested,
-                   similar=lambda: similar_runs(job, summary.namespace),
+                   similar=lambda: similar_runs(job, summary.namespace, project),
                    dismissed=dismissed_here, read_nodes=False,
                    hang_after_seconds=settings.DIAGNOSIS_HANG_SECONDS)
 
@@ -194,9 +195,11 @@ def _cache_key(token: str, summary: JobSummary, dismissed_here: frozenset[str]) 
 
 
 def compute(token: str, job: dict, pods: list[dict], events: list[dict], summary: JobSummary,
-            dismissed_here: frozenset[str] = frozenset(),
-            brief: bool = False) -> tuple[Facts, Diagnosis | None]:
-    sources = sources_for(token, job, summary, dismissed_here, brief)
+            dismissed_here: frozenset[str] = frozenset(), brief: bool = False,
+            project: str | None = None) -> tuple[Facts, Diagnosis | None]:
+    """`project`: the uid of the job's project as the person sees it (its history's
+    similar runs are of that project only); None reads no history."""
+    sources = sources_for(token, job, summary, dismissed_here, brief, project)
     if brief and summary.status == JobStatus.RUNNING:
         read = cache.get(job_progress.tail_key(token, summary))
         troubled = any(r.exists and (r.problem or r.restarts) for r in summary.replicas)
@@ -224,7 +227,10 @@ def for_detail(request: HttpRequest, detail: JobDetail) -> Diagnosis | None:
     found = cache.get(key, default=False)
     if found is not False:
         return found
-    _facts, found = compute(token, detail.job, detail.pods, detail.events, summary, mine)
+    with client_for_token(token) as client:
+        uid = project_uid(request, client, summary.namespace)
+    _facts, found = compute(token, detail.job, detail.pods, detail.events, summary, mine,
+                            project=uid)
     # a running job's hang or GPU use changes with time alone: a shorter reuse; a failed
     # job's is final (a change of its pods or events changes the key)
     seconds = {JobStatus.RUNNING: 10, JobStatus.FAILED: FINISHED_CACHE_SECONDS}

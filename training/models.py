@@ -125,6 +125,9 @@ class JobTemplate(models.Model):
 
     owner = models.CharField(max_length=253, db_index=True)
     project = models.CharField(max_length=253, blank=True, db_index=True)
+    # the shared project's uid: a project made again under the same name is another one
+    # ("" for templates saved before it was kept, taken as the project of that name)
+    project_uid = models.CharField(max_length=64, blank=True)
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     spec = models.JSONField()
@@ -138,6 +141,17 @@ class JobTemplate(models.Model):
     def __str__(self) -> str:
         where = self.project or _("personal")
         return f"{self.name} ({where}, {self.owner})"
+
+    @classmethod
+    def for_person(cls, username: str, projects) -> models.QuerySet:
+        """The templates someone may start from: their own personal ones, and those shared
+        with the projects they see as those projects are now (`projects`: Project objects;
+        a template of a project deleted and made again under the same name is not shown)."""
+        shared = models.Q()
+        for project in projects:
+            shared |= models.Q(project=project.name) & (
+                models.Q(project_uid=project.uid) | models.Q(project_uid=""))
+        return cls.objects.filter(models.Q(project="", owner=username) | shared)
 
 
 # seconds between attempts when SQLite answers "database is locked" (PostgreSQL waits instead)
@@ -158,6 +172,10 @@ class JobHistory(models.Model):
 
     uid = models.CharField(max_length=64, unique=True)
     namespace = models.CharField(max_length=253, db_index=True)
+    # the project's uid when the job ran: a project deleted and made again under the same
+    # name is another project, whose members must not see this one's records ("" for
+    # records written before it was kept: taken as the project of that name)
+    project_uid = models.CharField(max_length=64, blank=True, db_index=True)
     kind = models.CharField(max_length=63)
     name = models.CharField(max_length=253)
     created_by = models.CharField(max_length=253, blank=True, db_index=True)
@@ -187,6 +205,7 @@ class JobHistory(models.Model):
     @classmethod
     def record_once(cls, *, uid: str, namespace: str, kind: str, name: str, outcome: str,
                     created_by: str = "", spec: dict | None = None, reason: str = "",
+                    project_uid: str = "",
                     message: str = "", cause: str = "", cause_reason: str = "",
                     started=None, finished=None,
                     duration_seconds: float | None = None,
@@ -201,7 +220,8 @@ class JobHistory(models.Model):
             raise ValueError("a job history record needs the job's uid")
         if outcome not in cls.Outcome.values:
             raise ValueError(f"a job history record is for a finished job, not {outcome!r}")
-        defaults = {"namespace": namespace, "kind": kind, "name": name,
+        defaults = {"namespace": namespace, "project_uid": project_uid, "kind": kind,
+                    "name": name,
                     "created_by": created_by, "spec": spec or {}, "outcome": outcome,
                     "reason": reason[:253], "message": message[:4000], "cause": cause[:500],
                     "cause_reason": cause_reason[:63], "started": started,
@@ -223,8 +243,18 @@ class JobHistory(models.Model):
         raise AssertionError("unreachable")
 
     @classmethod
-    def record_finished(cls, job: dict, summary) -> tuple[JobHistory, bool]:
+    def record_finished(cls, job: dict, summary, project_uid: str = "") -> tuple[JobHistory,
+                                                                                 bool]:
         """`record_once` for a finished job object and its status summary."""
         from odh.training.history import history_fields
 
-        return cls.record_once(**history_fields(job, summary))
+        return cls.record_once(**history_fields(job, summary), project_uid=project_uid)
+
+    @classmethod
+    def of_project(cls, name: str, uid: str | None):
+        """The records of project `name` as it is now (`uid`), and those written before
+        project uids were kept; None: the person does not see the project, so none."""
+        if uid is None:
+            return cls.objects.none()
+        return cls.objects.filter(namespace=name).filter(
+            models.Q(project_uid=uid) | models.Q(project_uid=""))

@@ -40,8 +40,18 @@ def projects_for_user(request: HttpRequest, client: ClusterClient) -> list[Proje
     request.session[PROJECTS_KEY] = {
         "at": time.time(),
         "projects": [{"name": p.name, "display_name": p.display_name,
-                      "description": p.description} for p in projects]}
+                      "description": p.description, "uid": p.uid} for p in projects]}
     return projects
+
+
+def project_uid(request: HttpRequest, client: ClusterClient, name: str) -> str | None:
+    """The uid of one of this person's projects (None: not one of theirs). Records the
+    dashboard keeps per project (history, shared templates) carry it, so the members of a
+    project deleted and made again under the same name do not see the old one's."""
+    for project in projects_for_user(request, client):
+        if project.name == name:
+            return project.uid
+    return None
 
 
 def served_kinds(client: ClusterClient) -> list[JobKind]:

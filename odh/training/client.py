@@ -65,6 +65,8 @@ class Project:
     name: str
     display_name: str
     description: str = ""
+    # what tells this project from an earlier one of the same name (deleted, made again)
+    uid: str = ""
 
     @property
     def label(self) -> str:
@@ -338,7 +340,8 @@ class ClusterClient:
             meta = item.get("metadata") or {}
             ann = meta.get("annotations") or {}
             projects.append(Project(meta.get("name", ""), ann.get("openshift.io/display-name", ""),
-                                    ann.get("openshift.io/description", "")))
+                                    ann.get("openshift.io/description", ""),
+                                    str(meta.get("uid") or "")))
         return sorted(projects, key=lambda p: p.name)
 
     # -- discovery ------------------------------------------------------------------------------
@@ -476,6 +479,12 @@ class ClusterClient:
         items = self._items(self.core.list_namespaced_secret, namespace, namespace=namespace,
                             field_selector=f"type={secret_type}")
         return [str((item.get("metadata") or {}).get("name", "")) for item in items]
+
+    def namespace_uid(self, name: str) -> str:
+        """The uid of a namespace ("" when it has none)."""
+        _require_names(name)
+        return str((self._call(self.core.read_namespace, name).get("metadata") or {})
+                   .get("uid") or "")
 
     def list_nodes(self) -> list[Obj]:
         return self._items(self.core.list_node)

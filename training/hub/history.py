@@ -32,17 +32,22 @@ Obj = dict[str, Any]
 RETRY_SECONDS = (1.0, 60.0)
 
 
-def record_with_orm(job: Obj, summary: JobSummary) -> bool:
+def record_with_orm(job: Obj, summary: JobSummary, project_uid: str = "") -> bool:
     """Write the record if it is not there yet; whether this call wrote it."""
     from training.models import JobHistory
 
-    _record, created = JobHistory.record_finished(job, summary)
+    _record, created = JobHistory.record_finished(job, summary, project_uid)
     return created
 
 
 class HistoryWriter:
-    def __init__(self, record: Callable[[Obj, JobSummary], bool] = record_with_orm) -> None:
+    """`project_uid(namespace)` tells the uid of the project a record belongs to (the
+    records are bound to it: training.models.JobHistory.of_project)."""
+
+    def __init__(self, record: Callable[..., bool] = record_with_orm,
+                 project_uid: Callable[[str], str] | None = None) -> None:
         self.record = record
+        self.project_uid = project_uid
         self.written = 0  # records this process wrote
         self.found = 0  # records already there (another watcher's, or an earlier run's)
         self.errors = 0
@@ -124,7 +129,9 @@ class HistoryWriter:
                 return
             job, summary = item
             try:
-                created = self.record(job, summary)
+                bound = {"project_uid": self.project_uid(summary.namespace)} \
+                    if self.project_uid is not None else {}
+                created = self.record(job, summary, **bound)
             except ValueError as e:  # not recordable (no uid, not finished): drop it
                 log.warning("job history: not recording %s/%s: %s", summary.namespace,
                             summary.name, e)

@@ -473,6 +473,30 @@ class Hub:
         return True
 
 
+class ProjectUids:
+    """Namespace name -> uid, read with the service account, kept a minute (a project
+    deleted and made again gets its new uid within it)."""
+
+    TTL = 60.0
+
+    def __init__(self, client_factory: Callable[[], ClusterClient]) -> None:
+        self.client_factory = client_factory
+        self._known: dict[str, tuple[float, str]] = {}
+
+    def __call__(self, namespace: str) -> str:
+        known = self._known.get(namespace)
+        if known is not None and time.monotonic() - known[0] < self.TTL:
+            return known[1]
+        try:
+            with self.client_factory() as client:
+                uid = client.namespace_uid(namespace)
+        except Exception as e:
+            log.warning("watch hub: the uid of project %s is unknown: %s", namespace, e)
+            return ""
+        self._known[namespace] = (time.monotonic(), uid)
+        return uid
+
+
 def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
               record_history: bool = True) -> Hub:
     """The hub for this process's settings and channel layer."""
@@ -488,5 +512,6 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
     return Hub(cluster.service_account_client, Publisher(layer, loop),
                refresh_client_factory=functools.partial(cluster.service_account_client,
                                                         refresh=True),
-               history=HistoryWriter() if record_history else None,
+               history=HistoryWriter(project_uid=ProjectUids(cluster.service_account_client))
+               if record_history else None,
                sessions=SessionSweeper() if record_history else None)

@@ -36,8 +36,8 @@ from odh.training.summary import JobStatus
 from .. import diagnoses, session
 from ..cluster import user_client
 from ..models import JobHistory
-from ..projects import get_job_for_user, projects_for_user
-from .history import HISTORY_ACCESS, get_history_for_user
+from ..projects import get_job_for_user, project_uid, projects_for_user
+from .history import HISTORY_ACCESS, get_history_for_user, newest_history
 
 log = logging.getLogger("training.compare")
 
@@ -184,8 +184,7 @@ def _column(request: HttpRequest, client, ref: str) -> Column:
         try:
             return _live_column(request, client, ref, project, kind, name)
         except errors.NotFound:
-            record = JobHistory.objects.filter(namespace=project, kind=kind.kind,
-                                               name=name).first()
+            record = newest_history(project, kind, name, project_uid(request, client, project))
             if record is None:
                 return Column(ref, name, project, kind.label, problem=_(
                     "This job no longer exists, and it has no history record to compare "
@@ -220,7 +219,8 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
     readable = {k.kind for k in KINDS.values()
                 if allowed(client, token, project, Access("get", k.plural, k.group),
                            HISTORY_ACCESS)}
-    for record in JobHistory.objects.filter(namespace=project, kind__in=readable)[:30]:
+    records = JobHistory.of_project(project, project_uid(request, client, project))
+    for record in records.filter(kind__in=readable)[:30]:
         ref = f"history:{record.uid}"
         if ref not in taken:
             when = record.finished.strftime("%Y-%m-%d %H:%M") if record.finished else ""

@@ -26,15 +26,32 @@ from .. import session
 from .. import wizard_checks as checks
 from ..cluster import user_client
 from ..models import JobHistory
-from ..projects import kind_or_404
+from ..projects import kind_or_404, project_uid
 
 # "may this person get <type> in <project>?", kept a minute like the live updates' answers
 HISTORY_ACCESS = AccessCache(ttl=60.0)
 
 
-def newest_history(project: str, kind: JobKind, name: str) -> JobHistory | None:
-    """The newest record of a job name: the one clone-from-history copies."""
-    return JobHistory.objects.filter(namespace=project, kind=kind.kind, name=name).first()
+def newest_history(project: str, kind: JobKind, name: str,
+                   project_uid: str | None) -> JobHistory | None:
+    """The newest record of a job name in the project as it is now (`project_uid`): the
+    one clone-from-history copies."""
+    return JobHistory.of_project(project, project_uid).filter(kind=kind.kind,
+                                                               name=name).first()
+
+
+def bound_to_this_project(request: HttpRequest, client: ClusterClient,
+                          record: JobHistory) -> bool:
+    """Is the record of the project of that name as it is now? (Records written before
+    project uids were kept are taken as its.) A record of a project deleted and made again
+    is shown to cluster administrators only."""
+    if not record.project_uid:
+        return True
+    if record.project_uid == project_uid(request, client, record.namespace):
+        return True
+    from .cluster import allowed_here
+
+    return allowed_here(request, client)
 
 
 def get_history_for_user(request: HttpRequest, client: ClusterClient, project: str,
@@ -52,6 +69,8 @@ def get_history_for_user(request: HttpRequest, client: ClusterClient, project: s
         raise Http404(_("The %(type)s “%(name)s” in project “%(project)s” has no history "
                         "record “%(uid)s”.") % {"type": kind.label, "name": name,
                                                 "project": project, "uid": uid})
+    if not bound_to_this_project(request, client, record):
+        raise PermissionDenied
     return record
 
 
@@ -86,7 +105,7 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
     with user_client(request) as client:
         record = get_history_for_user(request, client, project, job_kind, name, uid)
         live_uid = _live_uid(client, job_kind, project, name)
-    newest = newest_history(project, job_kind, name)
+        newest = newest_history(project, job_kind, name, project_uid(request, client, project))
     # Clone and Retry copy the job as it is now, or (once it is gone) its newest record:
     # offered only when that is this run
     this_run = live_uid == record.uid if live_uid is not None else newest == record
@@ -101,16 +120,22 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
 
 def missing_job_history(request: HttpRequest) -> dict:
     """Context for the "this job no longer exists" page of a job's address: the newest
-    history record of that project/type/name, if there is one. No cluster call: the
-    cluster has just said the job is not there (a 404, not a 403, so this person may get
-    that type of job in the project; the record's page asks again)."""
+    history record of that project/type/name, if there is one. The cluster has just said
+    the job is not there (a 404, not a 403, so this person may get that type of job in the
+    project; the record's page asks again); the project's uid comes from this person's
+    list of projects, cached in the session."""
     match = getattr(request, "resolver_match", None)
     kwargs = match.kwargs if match is not None else {}
     kind = KINDS.get(str(kwargs.get("kind", "")))
     project, name = kwargs.get("project"), kwargs.get("name")
     if kind is None or not project or not name:
         return {}
-    record = newest_history(project, kind, name)
+    try:
+        with user_client(request) as client:
+            uid = project_uid(request, client, project)
+    except errors.ClusterError:
+        return {}  # the page says the job is gone; the record can wait for the next visit
+    record = newest_history(project, kind, name, uid)
     if record is None:
         return {}
     return {"history": record, "history_kind": kind, "history_clone": kind == MPIJOB}

@@ -28,7 +28,9 @@ from ... import diagnoses, drafts, mutations, session
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import JobHistory
-from ...projects import get_job_for_user, kind_or_404
+from ...projects import get_job_for_user, kind_or_404, project_uid
+from ..cluster import allowed_here
+from ..history import newest_history
 from .base import new_draft, only_mpijobs, step_url
 from .create import create_problem
 from .render import warn_of_unknown_fields
@@ -44,7 +46,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     kind = kind_or_404(kind_slug)
     if kind != MPIJOB:
         return only_mpijobs(request, kind, project, name, "clone")
-    spec, from_history = get_spec_for_user(client, project, name)
+    spec, from_history = get_spec_for_user(request, client, project, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
     data = drafts.data_from_spec(clone)
     uid = str(get_path(spec.base, ["metadata", "uid"], "") or "") if not from_history else ""
@@ -77,16 +79,20 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     return redirect(step_url(draft, "configuration"))
 
 
-def get_spec_for_user(client: ClusterClient, project: str, name: str
+def get_spec_for_user(request: HttpRequest, client: ClusterClient, project: str, name: str
                        ) -> tuple[MPIJobSpec, bool]:
     """The job's spec from the cluster, or (when it was deleted, e.g. by its TTL) from its
-    history record: (spec, whether it came from the history)."""
+    history record: (spec, whether it came from the history). A record of the project as
+    it is now only: one deleted and made again under the same name is another project,
+    whose records only cluster administrators may copy."""
     try:
         return _get_live_spec_for_user(client, project, name), False
     except errors.NotFound:
         # The cluster answered 404, not 403: this person may read MPIJobs in the project.
-        record = JobHistory.objects.filter(namespace=project, kind=MPIJOB.kind,
-                                           name=name).first()
+        record = newest_history(project, MPIJOB, name, project_uid(request, client, project))
+        if record is None and allowed_here(request, client):
+            record = JobHistory.objects.filter(namespace=project, kind=MPIJOB.kind,
+                                               name=name).first()
         if record is None or not record.spec:
             raise
         try:
@@ -143,7 +149,7 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
     if job_kind != MPIJOB:
         return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
-        spec, from_history = get_spec_for_user(client, project, name)
+        spec, from_history = get_spec_for_user(request, client, project, name)
         context = {"spec": spec, "summary": checks.summary(spec), "project": project, "name": name,
                    "kind": job_kind}
         if not from_history:

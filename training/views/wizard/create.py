@@ -113,10 +113,12 @@ def job_new_save_template(request: HttpRequest, key) -> HttpResponse:
                                   "the problems listed on this page first."))
         return redirect(step_url(draft, "review"))
     project = namespace if form.cleaned_data["share"] == "project" else ""
+    uid = next((p.uid for p in projects if p.name == project), "") if project else ""
     _template, created = JobTemplate.objects.update_or_create(
         owner=request.user.get_username(), project=project,
         name=form.cleaned_data["template_name"].strip(),
-        defaults={"description": form.cleaned_data["description"], "spec": manifest})
+        defaults={"description": form.cleaned_data["description"], "spec": manifest,
+                  "project_uid": uid})
     values = {"name": form.cleaned_data["template_name"].strip(), "project": project}
     if project:
         text = _("Saved the template “%(name)s” for everyone in %(project)s.") if created else \

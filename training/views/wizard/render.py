@@ -7,7 +7,6 @@ import dataclasses
 import logging
 
 from django.contrib import messages
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -242,9 +241,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
 
 
 def _type_context(request: HttpRequest, projects: list[Project]) -> dict:
-    visible = {p.name for p in projects}
-    username = request.user.get_username()
-    saved = JobTemplate.objects.filter(Q(project__in=visible) | Q(project="", owner=username))
+    saved = JobTemplate.for_person(request.user.get_username(), projects)
     others = WizardDraft.objects.filter(user=request.user).order_by("-updated")[:5]
     return {"builtin_templates": builtin_templates.BUILTIN_TEMPLATES,
             "saved_templates": saved,

@@ -45,12 +45,8 @@ def _saved_template_for_user(request: HttpRequest, template_id: str,
     number = params.index(template_id)
     if number is None:
         return None
-    template = JobTemplate.objects.filter(pk=number).first()
-    if template is None:
-        return None
-    if template.project:
-        return template if template.project in {p.name for p in projects} else None
-    return template if template.owner == request.user.get_username() else None
+    return JobTemplate.for_person(request.user.get_username(), projects).filter(
+        pk=number).first()
 
 
 def _read_upload(upload) -> bytes:
