@@ -4,6 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from .views import (
+    assets,
     audit_trail,
     auth,
     cluster,
@@ -27,6 +28,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="training-healthz"),
     path("readyz", health.readyz, name="training-readyz"),
     path("metrics", prometheus.metrics, name="training-metrics"),
+    path("assets/plotly.css", assets.plotly_css, name="training-plotly-css"),
     path("oauth/login/", auth.login_view, name="training-login"),
     path("oauth/callback/", auth.callback, name="training-oauth-callback"),
     path("oauth/logout/", auth.logout_view, name="training-logout"),

@@ -139,3 +139,16 @@ def event_when(event: dict, now: datetime) -> str:
     if ts is None:
         return ""
     return format_duration(max(0.0, (now - ts).total_seconds()))
+
+
+@register.filter
+def width_class(percent: object) -> str:
+    """`dash-w-37`: a bar's width as a class of dashboard.css (0-100, whole percents), not
+    a style attribute, which the Content-Security-Policy refuses (training/headers.py)."""
+    try:
+        value = float(percent)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = 0.0
+    if value != value:  # NaN
+        value = 0.0
+    return f"dash-w-{round(min(100.0, max(0.0, value)))}"

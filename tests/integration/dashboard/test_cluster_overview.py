@@ -78,7 +78,7 @@ def test_the_overview_shows_the_demo_clusters_gpu_capacity_exactly(admin, demo_c
     assert text_of(html, "capacity-cpu").startswith(
         f"CPUs {number('cpu', cluster['cpu_used'])} / 448 ")
     assert " / 4.75Ti " in text_of(html, "capacity-memory")
-    assert '<script src="/static/plotly/plotly.min.js"></script>' in html
+    assert '<script src="/static/plotly/plotly-basic.min.js"></script>' in html
     charts = json.loads(html.split('id="cluster-chart-data" type="application/json">')[1]
                         .split("</script>")[0])
     assert charts["gpu"]["total"] == [32.0] and charts["gpu"]["used"] == [float(used)]

@@ -111,7 +111,7 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
         assert f'data-chart="{key}"' in body
         assert f'data-chart-table="{key}"' in body
     # Plotly from the plotly package, loaded without defer, then our script
-    assert re.search(r'<script src="/static/plotly/plotly\.min\.js"></script>', body)
+    assert re.search(r'<script src="/static/plotly/plotly-basic\.min\.js"></script>', body)
     assert '/static/js/metrics.js' in body
     data = json.loads(re.search(r'<script id="metrics-data" type="application/json">(.*?)'
                                 r"</script>", body, re.S).group(1))
@@ -132,7 +132,7 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
 
 
 def test_the_plotly_asset_is_served(alice):
-    r = alice.get("/static/plotly/plotly.min.js")
+    r = alice.get("/static/plotly/plotly-basic.min.js")
     assert r.status_code == 200
     assert b"plotly.js" in b"".join(r.streaming_content)[:400]
 
@@ -147,7 +147,7 @@ def test_metrics_tab_explains_when_prometheus_is_not_set_up(alice, settings):
     assert "Metrics are not set up" in text
     assert "PROMETHEUS_URL" in text
     assert "bert-large-pretrain" in text  # the rest of the page is there
-    assert "plotly.min.js" not in body
+    assert "plotly-basic.min.js" not in body
 
 
 def test_metrics_tab_explains_when_prometheus_is_unreachable(alice, settings):
