@@ -118,8 +118,11 @@ else:
 # The watch hub runs inside the web process (started by the first websocket) unless this is
 # false; then `python manage.py runwatcher` runs it and publishes through REDIS_URL.
 WATCHER_EMBEDDED = env_bool("WATCHER_EMBEDDED", True)
+# How long an answer to "may this person ...?" is kept, for pages and sockets alike
+# (training/permissions.py): a role granted or taken away counts within this time.
+ACCESS_TTL_SECONDS = env_int("ACCESS_TTL_SECONDS", 60, minimum=1)
 # An open live-updates socket re-checks the person's session and access this often (seconds;
-# access answers are cached a minute, so the API server sees one review a minute at most).
+# access answers are kept ACCESS_TTL_SECONDS, so the API server sees one review a minute).
 LIVE_RECHECK_SECONDS = env_int("LIVE_RECHECK_SECONDS", 15, minimum=1)
 
 # The person's OpenShift token lives only in this server-side session.

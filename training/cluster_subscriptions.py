@@ -21,10 +21,10 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from odh.training.access import Access
 from odh.training.client import ClusterClient
 
 from .hub.groups import CLUSTER_GROUP
+from .permissions import LIST_QUOTAS_EVERYWHERE
 from .subscriptions import (
     KINDS,
     SOCKET_PATH,
@@ -37,8 +37,6 @@ from .subscriptions import (
 )
 
 VALUE = "overview"
-# the same question as the pages (training/views/cluster.py), asked cluster-wide
-LIST_QUOTAS_EVERYWHERE = Access("list", "resourcequotas", "")
 
 
 class ClusterOverview(SubscriptionKind):

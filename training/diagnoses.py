@@ -141,14 +141,13 @@ def _prometheus(token: str) -> PrometheusClient | None:
 
 
 def _may_see_metrics(request_token: str, project: str) -> bool:
-    from odh.training import access
-
-    from .views.metrics import GET_PODS, METRICS_ACCESS
+    from .permissions import may
+    from .views.metrics import GET_PODS
 
     try:
         with client_for_token(request_token) as client:
             client.timeout = PROMETHEUS_TIMEOUT
-            return access.allowed(client, request_token, project, GET_PODS, METRICS_ACCESS)
+            return may(client, request_token, project, GET_PODS)
     except errors.ClusterError:
         return False
 

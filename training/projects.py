@@ -15,12 +15,17 @@ from odh.training import errors, queries
 from odh.training.client import ClusterClient, Project
 from odh.training.kinds import KINDS, JobKind
 
+from .permissions import (
+    EVERYWHERE,
+    LIST_MPIJOBS_EVERYWHERE,
+    LIST_PODS_EVERYWHERE,
+    person_may,
+)
+
 PROJECTS_KEY = "projects_cache"
 PROJECTS_TTL = 30.0
 SERVED_KINDS_KEY = "served_job_kinds"
 SERVED_KINDS_TTL = 60
-LIST_EVERYWHERE_KEY = "list_everywhere"
-LIST_EVERYWHERE_TTL = 300.0
 
 
 def kind_or_404(slug: str) -> JobKind:
@@ -64,16 +69,12 @@ def served_kinds(client: ClusterClient) -> list[JobKind]:
 
 
 def can_list_everywhere(request: HttpRequest, client: ClusterClient) -> bool:
-    """May this person list MPIJobs and pods in all namespaces? (asked again after
-    LIST_EVERYWHERE_TTL seconds: a role granted or taken away counts within minutes).
+    """May this person list MPIJobs and pods in all namespaces? (training/permissions:
+    a role granted or taken away counts within a minute).
     Other job kinds are tried cluster-wide too; one refused there is listed in the
     person's projects only (queries.list_summaries' fallback)."""
-    cached = request.session.get(LIST_EVERYWHERE_KEY)
-    if isinstance(cached, dict) and time.time() - cached.get("at", 0) < LIST_EVERYWHERE_TTL:
-        return bool(cached.get("allowed"))
-    allowed = client.can_i("list", "mpijobs", "kubeflow.org") and client.can_i("list", "pods")
-    request.session[LIST_EVERYWHERE_KEY] = {"at": time.time(), "allowed": allowed}
-    return allowed
+    return (person_may(request, client, EVERYWHERE, LIST_MPIJOBS_EVERYWHERE)
+            and person_may(request, client, EVERYWHERE, LIST_PODS_EVERYWHERE))
 
 
 def job_missing(kind: JobKind, project: str, name: str) -> errors.NotFound:

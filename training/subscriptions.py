@@ -44,8 +44,8 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from odh.training import access, errors, queries
-from odh.training.access import DEFAULT_TTL, GET_MPIJOBS, Access, AccessCache
+from odh.training import errors, queries
+from odh.training.access import GET_MPIJOBS, Access
 from odh.training.client import ClusterClient, is_namespace_name, is_object_name
 from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
@@ -55,6 +55,7 @@ from odh.training.status import summarize
 from . import diagnoses, live
 from .cluster import client_for_token
 from .hub.groups import job_group, ns_group
+from .permissions import may
 
 log = logging.getLogger("training.live")
 
@@ -170,9 +171,8 @@ LIST_EVENTS = Access("list", "events")
 def _parts_allowed(client: ClusterClient, token: str, namespace: str, view: ViewState) -> None:
     """What of a job the person may be shown there besides its status: its pods (pod rows,
     Topology, the step and the Workers' counts they make), its Events rows."""
-    view.pods[namespace] = access.allowed(client, token, namespace, LIST_PODS, ACCESS_CACHE)
-    view.events[namespace] = access.allowed(client, token, namespace, LIST_EVENTS,
-                                            ACCESS_CACHE)
+    view.pods[namespace] = may(client, token, namespace, LIST_PODS)
+    view.events[namespace] = may(client, token, namespace, LIST_EVENTS)
 
 
 def variant(message: dict[str, Any], key: str, full: bool) -> Any:
@@ -192,8 +192,8 @@ class SubscriptionKind(ABC):
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
                   view: ViewState) -> None:
         """Raises `AccessRefused` unless the token's owner may follow `sub` (blocking;
-        answers cached in `ACCESS_CACHE`). By default: the subscription's one question."""
-        if not access.allowed(client, token, sub.namespace, sub.access, ACCESS_CACHE):
+        answers kept in training/permissions.py). By default: the subscription's one question."""
+        if not may(client, token, sub.namespace, sub.access):
             raise AccessRefused(sub.namespace)
 
     @abstractmethod
@@ -224,7 +224,7 @@ class ProjectJobs(SubscriptionKind):
         """Asks `get` for each served job kind; refused only if every kind is."""
         allowed = frozenset(
             kind.slug for kind in _served_kinds(client)
-            if access.allowed(client, token, sub.namespace, _get_access(kind), ACCESS_CACHE))
+            if may(client, token, sub.namespace, _get_access(kind)))
         if not allowed:
             raise AccessRefused(sub.namespace)
         view.kinds[sub.namespace] = allowed
@@ -437,9 +437,6 @@ def route(subs: Iterable[Subscription], message: dict[str, Any],
 
 
 # -- blocking work, run in a worker thread by the consumer ----------------------------------------
-ACCESS_CACHE = AccessCache(DEFAULT_TTL)
-
-
 def check_access(token: str, subs: Iterable[Subscription],
                  view: ViewState | None = None) -> None:
     """Ask (or recall) whether the token's owner may follow each subscription; what a

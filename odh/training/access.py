@@ -117,18 +117,20 @@ class AccessCache:
 
 
 def allowed(client: ClusterClient, token: str, namespace: str, access: Access,
-            cache: AccessCache) -> bool:
+            cache: AccessCache, fresh: bool = False) -> bool:
     """Whether the token's owner may do `access` in `namespace` (cached answer if fresh).
+    `fresh`: ask the cluster now whatever the cache holds (a check just before a change),
+    and keep that answer for the others.
 
     Raises `errors.Unauthorized` when the token is no longer valid, and the other cluster
     errors (unreachable...) as they come: neither is an answer to cache.
     """
     key = (identity(token), namespace, access)
-    answer = cache.get(key)
+    answer = None if fresh else cache.get(key)
     if answer is not None:
         return answer
     with cache.asking(key):
-        answer = cache.get(key)  # asked and answered while we waited?
+        answer = None if fresh else cache.get(key)  # asked and answered while we waited?
         if answer is None:
             answer = client.can_i(access.verb, access.resource, access.group,
                                   namespace=namespace, subresource=access.subresource)

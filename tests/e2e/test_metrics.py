@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import sign_in
 from tests.waiting import wait_until
+from training import permissions
 
 BERT = "/jobs/team-nlp/mpijob/bert-large-pretrain/"
 TRACES = "key => { const gd = document.querySelector('#chart-' + key + ' .js-plotly-plot'); " \
@@ -115,15 +116,14 @@ def plain_prometheus(e2e_cluster):
 def dashboard_on_plain_prometheus(e2e_cluster, plain_prometheus, settings):
     """The dashboard (in this process, Django's test client) asking that Prometheus."""
     from training import cluster
-    from training.views import metrics
 
     settings.CLUSTER_KUBECONFIG = str(e2e_cluster.kubeconfig("dashboard"))
     settings.PROMETHEUS_URL = plain_prometheus.url
     cluster.cluster_config.cache_clear()
-    metrics.METRICS_ACCESS.clear()
+    permissions.ANSWERS.clear()
     yield
     cluster.cluster_config.cache_clear()
-    metrics.METRICS_ACCESS.clear()
+    permissions.ANSWERS.clear()
 
 
 def test_bob_gets_no_team_nlp_metrics_even_from_a_prometheus_that_answers_anyone(

@@ -160,3 +160,15 @@ def test_the_lock_stays_while_others_wait_for_the_answer():
         t.join(10)
     assert len(client.asked) == 1
     assert cache.questions_being_asked() == 0
+
+
+def test_a_fresh_question_asks_now_and_keeps_the_new_answer():
+    cache = access.AccessCache(ttl=60, clock=FakeClock())
+    client = FakeClient({"team-nlp"})
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    client.allowed = set()  # the role is taken away
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)  # kept
+    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache,
+                              fresh=True)
+    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert len(client.asked) == 2

@@ -8,7 +8,6 @@ quotas cluster-wide. The numbers come from `odh.training.capacity`.
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse
@@ -24,34 +23,21 @@ from .. import session
 from ..cluster import user_client
 from ..cluster_subscriptions import SOCKET_URL
 from ..models import JobHistory
+from ..permissions import EVERYWHERE, LIST_QUOTAS_EVERYWHERE, person_may
 from ..projects import served_kinds
 from .pages import render_page
 
-ACCESS_KEY = "cluster_viewer"
-# The navigation link trusts the session's answer; the pages ask again when it is older.
-ACCESS_TTL = 60.0
-ACCESS = ("list", "resourcequotas", "")  # verb, resource, group; no namespace: all of them
-
-
-def _ask(request: HttpRequest, client: ClusterClient) -> bool:
-    verb, resource, group = ACCESS
-    allowed = client.can_i(verb, resource, group)
-    request.session[ACCESS_KEY] = {"allowed": allowed, "at": time.time()}
-    return allowed
-
 
 def may_view_cluster(request: HttpRequest) -> bool:
-    """For the navigation: may this person see the cluster pages? Asked once per session;
+    """For the navigation: may this person see the cluster pages (list resource quotas in
+    every project)? The answer the pages and the cluster socket get (training/permissions);
     a question the cluster did not answer (unreachable, token expired) counts as no and is
     asked again next time."""
     if not request.user.is_authenticated or not session.has_live_token(request):
         return False
-    cached = request.session.get(ACCESS_KEY)
-    if isinstance(cached, dict):
-        return bool(cached.get("allowed"))
     try:
         with user_client(request) as client:
-            return _ask(request, client)
+            return allowed_here(request, client)
     except errors.ClusterError:
         return False
 
@@ -65,12 +51,8 @@ def forbidden_page(request: HttpRequest) -> HttpResponse:
 
 
 def allowed_here(request: HttpRequest, client: ClusterClient) -> bool:
-    """For the pages: the session's answer if it is fresh and yes, else the cluster's now."""
-    cached = request.session.get(ACCESS_KEY)
-    if isinstance(cached, dict) and cached.get("allowed") \
-            and time.time() - float(cached.get("at") or 0) < ACCESS_TTL:
-        return True
-    return _ask(request, client)
+    """May this person see the cluster pages? (a cluster administrator)"""
+    return person_may(request, client, EVERYWHERE, LIST_QUOTAS_EVERYWHERE)
 
 
 def _history_records(now: datetime) -> list[capacity.HistoryRecord]:

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.access import Access, allowed
+from odh.training.access import Access
 from odh.training.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
 from odh.training.durations import format_duration
 from odh.training.kinds import KINDS, MPIJOB
@@ -36,8 +36,9 @@ from odh.training.summary import JobStatus
 from .. import diagnoses, session
 from ..cluster import user_client
 from ..models import JobHistory
+from ..permissions import person_may
 from ..projects import get_job_for_user, project_uid, projects_for_user
-from .history import HISTORY_ACCESS, get_history_for_user, newest_history
+from .history import get_history_for_user, newest_history
 
 log = logging.getLogger("training.compare")
 
@@ -215,10 +216,8 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
         ref = f"{s.namespace}/{s.kind.slug}/{s.name}"
         if ref not in taken:
             choices.append((ref, f"{s.name} ({s.status})"))
-    token = session.token(request)
     readable = {k.kind for k in KINDS.values()
-                if allowed(client, token, project, Access("get", k.plural, k.group),
-                           HISTORY_ACCESS)}
+                if person_may(request, client, project, Access("get", k.plural, k.group))}
     records = JobHistory.of_project(project, project_uid(request, client, project))
     for record in records.filter(kind__in=readable)[:30]:
         ref = f"history:{record.uid}"

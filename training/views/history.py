@@ -17,19 +17,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.access import Access, AccessCache, allowed
+from odh.training.access import Access
 from odh.training.client import ClusterClient, is_namespace_name
 from odh.training.kinds import KINDS, MPIJOB, JobKind
 from odh.training.spec import ManifestError, read_manifest
 
-from .. import session
 from .. import wizard_checks as checks
 from ..cluster import user_client
 from ..models import JobHistory
+from ..permissions import person_may
 from ..projects import kind_or_404, project_uid
-
-# "may this person get <type> in <project>?", kept a minute like the live updates' answers
-HISTORY_ACCESS = AccessCache(ttl=60.0)
 
 
 def newest_history(project: str, kind: JobKind, name: str,
@@ -61,7 +58,7 @@ def get_history_for_user(request: HttpRequest, client: ClusterClient, project: s
     if not is_namespace_name(project):
         raise PermissionDenied
     access = Access("get", kind.plural, kind.group)
-    if not allowed(client, session.token(request), project, access, HISTORY_ACCESS):
+    if not person_may(request, client, project, access):
         raise PermissionDenied
     record = JobHistory.objects.filter(namespace=project, kind=kind.kind, name=name,
                                        uid=uid).first()

@@ -23,15 +23,16 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from odh.training import access, errors
+from odh.training import errors
 from odh.training import metrics as m
-from odh.training.access import Access, AccessCache
+from odh.training.access import Access
 from odh.training.client import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.summary import JobStatus, JobSummary
 
 from .. import params, session
 from ..cluster import client_for_token, cluster_config
+from ..permissions import may
 
 log = logging.getLogger("training.metrics")
 
@@ -41,7 +42,6 @@ DOWN_TTL = 30  # seconds the Overview skips Prometheus after it could not be rea
 LIVE_INTERVAL_MS = 15000
 
 GET_PODS = Access("get", "pods")  # what Prometheus' tenancy port asks of a project's viewer
-METRICS_ACCESS = AccessCache(ttl=60.0)  # answers per person and project
 
 
 def _tls() -> tuple[str | None, bool]:
@@ -72,7 +72,7 @@ def check_pods_access(request: HttpRequest, project: str,
     with client_for_token(token) as client:
         if timeout is not None:
             client.timeout = timeout
-        if not access.allowed(client, token, project, GET_PODS, METRICS_ACCESS):
+        if not may(client, token, project, GET_PODS):
             raise errors.Forbidden(
                 _("You may not see metrics in project “%(project)s”: your account needs "
                   "permission to view pods there.") % {"project": project}, status=403,

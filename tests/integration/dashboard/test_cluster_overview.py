@@ -21,7 +21,6 @@ from tests.overview_support import one_gpu_job, placed_pods_and_quota_use, reque
 from tests.page_text import ids_starting, text_of
 from tests.waiting import wait_until
 from training.models import JobHistory
-from training.views.cluster import ACCESS_KEY
 
 URL = reverse("training-cluster-overview")
 GPU = "nvidia.com/gpu"
@@ -170,19 +169,49 @@ def test_people_who_may_not_list_quotas_everywhere_get_the_403_page(who, client,
     assert_valid(html)
 
 
-def test_the_cluster_link_is_shown_to_admins_only_and_asked_once(admin, client, demo_cluster):
+def test_the_cluster_link_is_shown_to_admins_only_and_asked_once(admin, client, demo_cluster,
+                                                                 monkeypatch):
+    from odh.training.client import ClusterClient
+
+    asked = []
+    can_i = ClusterClient.can_i
+
+    def counted(self, verb, resource, *args, **kwargs):
+        asked.append((verb, resource))
+        return can_i(self, verb, resource, *args, **kwargs)
+
+    monkeypatch.setattr(ClusterClient, "can_i", counted)
     page = admin.get(reverse("training-job-list")).content.decode()
     assert f'href="{URL}"' in page and ">Cluster</a>" in page
-    assert admin.session[ACCESS_KEY]["allowed"] is True
     other = Client()
     sign_in(other, demo_cluster, "alice")
     page = other.get(reverse("training-job-list")).content.decode()
     assert f'href="{URL}"' not in page
-    assert other.session[ACCESS_KEY]["allowed"] is False
-    # the answer is kept for the session: no second review for the next pages
-    asked_at = other.session[ACCESS_KEY]["at"]
+    assert asked.count(("list", "resourcequotas")) == 2  # once for each of them
+    # the answers are kept: no second review for the next pages, nor for the page itself
     other.get(reverse("training-job-list"))
-    assert other.session[ACCESS_KEY]["at"] == asked_at
+    assert admin.get(URL).status_code == 200
+    assert asked.count(("list", "resourcequotas")) == 2
+
+
+def test_the_pages_answer_serves_the_cluster_socket_too(admin, monkeypatch):
+    """One cache of access answers (training/permissions.py): the socket that the overview
+    opens asks the cluster nothing the page has just asked."""
+    from odh.training.client import ClusterClient
+    from training import session, subscriptions
+
+    assert admin.get(URL).status_code == 200
+    asked = []
+    can_i = ClusterClient.can_i
+
+    def counted(self, *args, **kwargs):
+        asked.append(args)
+        return can_i(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClusterClient, "can_i", counted)
+    token = session.token_in(admin.session[session.KEY])
+    subscriptions.check_access(token, [subscriptions.parse("cluster", "overview")])
+    assert asked == []
 
 
 def test_the_cluster_link_is_current_on_the_overview(admin):

@@ -22,6 +22,7 @@ from kubernetes import client as k8s
 
 from tests.dashboard_support import sign_in
 from tests.integration.hub.conftest import LoopThread
+from training import permissions
 
 HOST = "127.0.0.1:8000"
 ORIGIN = f"http://{HOST}"
@@ -38,13 +39,12 @@ def loop():
 
 @pytest.fixture(autouse=True)
 def _live_settings(settings):
-    from training import subscriptions
 
     settings.WATCHER_EMBEDDED = False
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
     yield
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
 
 
 @pytest.fixture
@@ -475,11 +475,10 @@ def bob_in_team_nlp(demo_cluster):
 
 def test_access_revoked_while_watching_closes_the_socket(open_tab, loop, cookie_of, settings,
                                                          bob_in_team_nlp, monkeypatch):
-    from training import subscriptions
 
     settings.LIVE_RECHECK_SECONDS = 0.2
     # as if every re-check came after the minute an answer is kept
-    monkeypatch.setattr(subscriptions.ACCESS_CACHE, "ttl", 0.0)
+    monkeypatch.setattr(permissions.ANSWERS, "ttl", 0.0)
     tab = open_tab(f"job={BERT}", cookie_of("bob"))
     tab.until_ready()
     bob_in_team_nlp()
@@ -571,10 +570,10 @@ def test_the_page_is_told_updates_are_paused_while_the_hub_cannot_see_the_cluste
 
 def test_the_page_is_paused_while_the_cluster_does_not_answer_and_caught_up_after(
         open_tab, loop, cookie_of, settings, demo_cluster, unreachable_cluster, monkeypatch):
-    from training import cluster, subscriptions
+    from training import cluster
 
     settings.LIVE_RECHECK_SECONDS = 0.2
-    monkeypatch.setattr(subscriptions.ACCESS_CACHE, "ttl", 0.0)  # every re-check asks
+    monkeypatch.setattr(permissions.ANSWERS, "ttl", 0.0)  # every re-check asks
     settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))
     cluster.cluster_config.cache_clear()
     tab = open_tab(f"job={BERT}", cookie_of("alice"))

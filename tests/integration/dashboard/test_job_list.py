@@ -154,24 +154,32 @@ def test_all_projects_shows_the_kinds_one_may_list_and_names_the_others(
     assert "Workers of jobs in other projects are not counted" not in body
 
 
-def test_may_list_everywhere_is_asked_again_after_a_while(charlie, demo_cluster):
-    """The answer is kept a few minutes, not for the whole session."""
-    from training import projects
+def test_may_list_everywhere_is_asked_again_after_a_while(charlie, demo_cluster,
+                                                          monkeypatch):
+    """The answer is kept a minute (training/permissions.py), not for the whole session."""
+    from odh.training.access import identity
+    from training import permissions, session
+
+    def answer():
+        token = session.token_in(charlie.session[session.KEY])
+        return permissions.ANSWERS.get((identity(token), permissions.EVERYWHERE,
+                                        permissions.LIST_MPIJOBS_EVERYWHERE))
 
     cleanup = _grant_cluster_wide(demo_cluster, "test-list-everywhere-ttl", "charlie", [
         {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}])
     try:
         assert "bert-large-pretrain" in charlie.get(URL).content.decode()
-        assert charlie.session[projects.LIST_EVERYWHERE_KEY]["allowed"] is True
+        assert answer() is True
     finally:
         cleanup()
-    session = charlie.session
-    session[projects.LIST_EVERYWHERE_KEY]["at"] -= projects.LIST_EVERYWHERE_TTL + 1
-    session.save()
+    charlie.get(URL)
+    assert answer() is True  # kept: the cluster itself refuses the list meanwhile
+    monkeypatch.setattr(permissions.ANSWERS, "ttl", 0.0)  # as if the minute had passed
     r = charlie.get(URL)
     assert r.status_code == 200
-    assert charlie.session[projects.LIST_EVERYWHERE_KEY]["allowed"] is False
+    monkeypatch.setattr(permissions.ANSWERS, "ttl", 60.0)
+    assert answer() is False
     body = r.content.decode()
     assert "bert-large-pretrain" not in body
     assert "No training jobs yet" in body

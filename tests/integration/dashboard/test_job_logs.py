@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from tests.dashboard_support import oauth_token, session_token
 from tests.html_checks import assert_valid
+from training import permissions
 
 BERT = reverse("training-job-detail", args=["team-nlp", "mpijob", "bert-large-pretrain"])
 GPT2 = reverse("training-job-detail", args=["team-nlp", "mpijob", "gpt2-finetune"])
@@ -113,7 +114,7 @@ def test_following_asks_the_cluster_about_pods_log_with_the_persons_token(demo_c
     assert sub.group == "logs.team-nlp.bert-large-pretrain-worker-1"
     assert (sub.access.resource, sub.access.subresource, sub.access.verb) == ("pods", "log",
                                                                                 "get")
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
     subscriptions.check_access(oauth_token(demo_cluster, "alice"), [sub])  # allowed
     with pytest.raises(AccessRefused):
         subscriptions.check_access(oauth_token(demo_cluster, "bob"), [sub])

@@ -16,6 +16,7 @@ import pytest
 from tests.integration.hub.conftest import NS, LoopThread, Subscriber
 from tests.training_jobs import Jobs, mpijob
 from tests.waiting import wait_until
+from training import permissions
 
 EPOCH_LINE = re.compile(r"Epoch (\d+)/(\d+)(?: step (\d+)/\d+)?:")
 
@@ -196,15 +197,15 @@ def test_runwatcher_streams_logs_through_redis(demo, tmp_path_factory, loop_thre
 # -- a browser tab's socket: the consumer's `logs` subscription ------------------------------
 @pytest.fixture
 def live_settings(hub, demo, settings):
-    from training import oauth, subscriptions
+    from training import oauth
 
     settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
     settings.OAUTH_CLIENT_SECRET = "mpijob-dashboard-demo-secret"
     # CHANNEL_LAYERS stays as the hub fixture set it: changing it makes a new in-memory layer
     oauth.reset()
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
     yield
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
 
 
 def _socket(loop: LoopThread, demo, username: str, query: str):

@@ -18,6 +18,7 @@ from tests.integration.hub.conftest import NS, Subscriber, job_ref
 from tests.simcluster_process import ROOT, free_port
 from tests.training_jobs import mpijob
 from tests.waiting import wait_until
+from training import permissions
 
 REDIS = shutil.which("redis-server")
 
@@ -154,7 +155,7 @@ class Tab:
 def web_replica(demo, redis_server, settings, transactional_db):
     """This process as a web replica: consumers on the test's Redis, no hub of their own,
     access and session re-checked (and groups joined again) every half second."""
-    from training import cluster, subscriptions
+    from training import cluster
 
     settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
     settings.WATCHER_EMBEDDED = False
@@ -162,10 +163,10 @@ def web_replica(demo, redis_server, settings, transactional_db):
                                            "CONFIG": {"hosts": [redis_server.url]}}}
     settings.LIVE_RECHECK_SECONDS = 0.5
     cluster.cluster_config.cache_clear()
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
     yield
     cluster.cluster_config.cache_clear()
-    subscriptions.ACCESS_CACHE.clear()
+    permissions.ANSWERS.clear()
 
 
 def in_group(redis_server, group: str) -> bool:

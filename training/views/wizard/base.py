@@ -10,13 +10,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from odh.training.access import Access, AccessCache, allowed
+from odh.training.access import Access
 from odh.training.client import ClusterClient, Project
 from odh.training.kinds import JobKind
 from odh.training.spec import MPIJobSpec
 
-from ... import drafts, session
+from ... import drafts
 from ...models import WizardDraft
+from ...permissions import person_may
 from ..jobs import PROJECT_KEY
 
 STEPS = ("type", "configuration", "resources", "review")
@@ -32,8 +33,6 @@ def leave(request: HttpRequest, url: str) -> HttpResponse:
     return redirect(url)
 
 
-# Answers of "may this person create MPIJobs there?" (sharing a template), kept a minute
-SHARE_ACCESS = AccessCache(ttl=60.0)
 CREATE_MPIJOBS = Access("create", "mpijobs", "kubeflow.org")
 
 
@@ -45,10 +44,7 @@ def may_share_in(request: HttpRequest, client: ClusterClient, namespace: str,
     `fresh` asks the cluster now rather than reuse an answer of the last minute."""
     if not namespace:
         return False
-    if fresh:
-        return client.can_i(CREATE_MPIJOBS.verb, CREATE_MPIJOBS.resource, CREATE_MPIJOBS.group,
-                            namespace=namespace)
-    return allowed(client, session.token(request), namespace, CREATE_MPIJOBS, SHARE_ACCESS)
+    return person_may(request, client, namespace, CREATE_MPIJOBS, fresh=fresh)
 
 
 def step_title(step: str) -> str:

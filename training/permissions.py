@@ -1,0 +1,45 @@
+"""Every "may this person ...?" the dashboard asks, answered one way.
+
+One `AccessCache` per process (odh.training.access) holds the answers of
+SelfSubjectAccessReviews asked with the person's token: per person (a digest of the
+token), project ("" for the whole cluster) and question; one caller asks while the others
+wait for its answer (single flight); every answer is kept `ACCESS_TTL_SECONDS` (one
+expiry rule). Pages, their htmx parts, the websocket's subscriptions and re-checks, the
+navigation and the wizard's checks all ask through here, so the answer a page got is the
+answer its socket gets, and a role granted or taken away counts everywhere at once, within
+that time. A check before a change (sharing a template) asks again now (`fresh`) and
+keeps the new answer for the others.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from odh.training.access import Access, AccessCache, allowed
+from odh.training.client import ClusterClient
+
+from . import session
+
+# the questions asked of the whole cluster (no namespace)
+LIST_QUOTAS_EVERYWHERE = Access("list", "resourcequotas")  # the cluster pages
+LIST_MPIJOBS_EVERYWHERE = Access("list", "mpijobs", "kubeflow.org")  # "All projects"
+LIST_PODS_EVERYWHERE = Access("list", "pods")
+EVERYWHERE = ""
+
+ANSWERS = AccessCache(ttl=float(settings.ACCESS_TTL_SECONDS))
+
+
+def may(client: ClusterClient, token: str, namespace: str, access: Access,
+        fresh: bool = False) -> bool:
+    """May the token's owner do `access` in `namespace` ("" : in every namespace)?
+
+    Raises `errors.Unauthorized` when the token no longer works and the other cluster
+    errors as they come: none of them is an answer, so none is kept."""
+    return allowed(client, token, namespace, access, ANSWERS, fresh=fresh)
+
+
+def person_may(request: HttpRequest, client: ClusterClient, namespace: str, access: Access,
+               fresh: bool = False) -> bool:
+    """`may` for the person signed in to this request."""
+    return may(client, session.token(request), namespace, access, fresh=fresh)
