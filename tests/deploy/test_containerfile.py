@@ -94,12 +94,16 @@ def test_assets_come_from_the_lock_file():
     assert assets_text["RUN"].startswith("npm ci ")
     lock = json.loads((m.ROOT / "package-lock.json").read_text())
     assert "node_modules/@patternfly/patternfly" in lock["packages"]
+    assert "node_modules/plotly.js-basic-dist-min" in lock["packages"]
     copied = [a for k, a in app if k == "COPY" and "--from=assets" in a]
     assert copied == ["--from=assets --chown=1001:0 /opt/app-root/src/node_modules/@patternfly/"
-                      "patternfly node_modules/@patternfly/patternfly"]
+                      "patternfly node_modules/@patternfly/patternfly",
+                      "--from=assets --chown=1001:0 /opt/app-root/src/node_modules/"
+                      "plotly.js-basic-dist-min node_modules/plotly.js-basic-dist-min"]
     # where settings.py looks for them
     settings = (m.ROOT / "dashboard" / "settings.py").read_text()
     assert '"node_modules" / "@patternfly" / "patternfly"' in settings
+    assert '"node_modules" / "plotly.js-basic-dist-min"' in settings
 
 
 def test_the_application_stage():
@@ -125,5 +129,5 @@ def test_the_application_stage():
     assert (commands / "runwatcher.py").exists()
     # everything the settings import at start is installed by the requirements step
     pyproject = (m.ROOT / "pyproject.toml").read_text()
-    for package in ("daphne", "channels-redis", "psycopg", "whitenoise", "plotly"):
+    for package in ("daphne", "channels-redis", "psycopg", "whitenoise"):
         assert package in pyproject

@@ -4,20 +4,24 @@ the old one's job history or shared templates (cluster administrators still do).
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from kubernetes import client as k8s
 
 from tests.dashboard_support import sign_in
+from tests.waiting import wait_until
 
 OLD_UID = "0e1d0d1e-old-team-nlp"
 
 
-def _record(uid: str, name: str, project_uid: str):
+def _record(uid: str, name: str, project_uid: str, namespace: str = "team-nlp"):
     from training.models import JobHistory
 
     spec = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-            "metadata": {"name": name, "namespace": "team-nlp"},
+            "metadata": {"name": name, "namespace": namespace},
             "spec": {"slotsPerWorker": 1, "mpiReplicaSpecs": {
                 "Launcher": {"replicas": 1, "template": {"spec": {"containers": [
                     {"name": "launcher", "image": "quay.io/old/secret-env:1",
@@ -25,7 +29,7 @@ def _record(uid: str, name: str, project_uid: str):
                      "env": [{"name": "TOKEN", "value": "s3cr3t-of-the-old-team"}]}]}}},
                 "Worker": {"replicas": 1, "template": {"spec": {"containers": [
                     {"name": "worker", "image": "quay.io/old/secret-env:1"}]}}}}}}
-    record, _ = JobHistory.record_once(uid=uid, namespace="team-nlp", kind="MPIJob", name=name,
+    record, _ = JobHistory.record_once(uid=uid, namespace=namespace, kind="MPIJob", name=name,
                                        outcome="Failed", spec=spec, project_uid=project_uid)
     return record
 
@@ -87,3 +91,59 @@ def test_a_template_shared_with_an_earlier_project_of_the_same_name_is_not_offer
     page = alice.get(reverse("training-job-new")).content.decode()
     assert "this-team-template" in page
     assert "old-team-template" not in page
+
+
+def _member(rbac, project: str, username: str) -> None:
+    rbac.create_namespaced_role_binding(project, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": f"{username}-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                      "name": username}]})
+
+
+def _gone(core, project: str) -> bool:
+    try:
+        core.read_namespace(project)
+    except k8s.ApiException as e:
+        return e.status == 404
+    return False
+
+
+def test_a_project_deleted_and_made_again_does_not_show_the_old_teams_history(db,
+                                                                              demo_cluster):
+    """As the attack run found it: bob's team ran a job in a project; the project is deleted
+    and made again under the same name for charlie's team, who must not read bob's job."""
+    project = f"rebuilt-{uuid.uuid4().hex[:6]}"
+    with demo_cluster.api_client("admin") as api:
+        core, rbac = k8s.CoreV1Api(api), k8s.RbacAuthorizationV1Api(api)
+        first = core.create_namespace({"metadata": {"name": project}})
+        try:
+            _member(rbac, project, "bob")
+            record = _record(f"uid-{project}", "bobs-run", first.metadata.uid, project)
+            url = reverse("training-job-history", args=[project, "mpijob", "bobs-run",
+                                                        record.uid])
+            bob = Client()
+            sign_in(bob, demo_cluster, "bob")
+            assert bob.get(url).status_code == 200  # his team's record
+
+            core.delete_namespace(project)
+            wait_until(lambda: _gone(core, project), 30, message="the project deleted")
+            second = core.create_namespace({"metadata": {"name": project}})
+            assert second.metadata.uid != first.metadata.uid
+            _member(rbac, project, "charlie")
+            charlie = Client()
+            sign_in(charlie, demo_cluster, "charlie")
+            assert charlie.get(url).status_code == 403
+            clone = charlie.get(reverse("training-job-new"),
+                                {"clone": f"{project}/mpijob/bobs-run"})
+            assert clone.status_code == 404 and "s3cr3t" not in clone.content.decode()
+            admin = Client()
+            sign_in(admin, demo_cluster, "admin")
+            assert admin.get(url).status_code == 200  # administrators still see it
+        finally:
+            try:
+                core.delete_namespace(project)
+            except k8s.ApiException:
+                pass
