@@ -12,7 +12,7 @@ PORT ?= 8000
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e ".[simcluster,test]"
+	$(PIP) install -q -e ".[dashboard,simcluster,test]"
 	touch $(STAMP)
 
 # Front-end assets (PatternFly CSS) come from npm, never copied into the repository.

@@ -190,7 +190,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             monitoring.websocket_closed()
         for task in (getattr(self, "recheck_task", None), getattr(self, "rejoin_task", None),
                      getattr(self, "lease_task", None)):
-            if task is not None and task is not asyncio.current_task():
+            if task is not None and task is not _current_task():
                 task.cancel()
 
     async def disconnect(self, code: int) -> None:
@@ -414,3 +414,12 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if ready is not None and not ready.is_set():
             await asyncio.to_thread(hub.wait_ready, HUB_READY_SECONDS)
         return hub
+
+
+def _current_task() -> asyncio.Task | None:
+    """The running task, or None when the socket's coroutine is closed outside its loop
+    (garbage-collected after the loop ended)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None

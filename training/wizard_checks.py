@@ -9,7 +9,6 @@ maps them onto the wizard's form fields and shapes them for the templates.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 
 from django.core.cache import cache
 from django.utils.translation import gettext as _
@@ -17,13 +16,13 @@ from django.utils.translation import gettext as _
 from odh.training import errors
 from odh.training.client import ClusterClient, Project
 from odh.training.fit import FitReport, check_fit
-from odh.training.kinds import MPIJOB
+from odh.training.preflight import ProjectFacts, read_project_facts
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.quota import compute_name, resource_title
 from odh.training.spec import MPIJobSpec
 from odh.training.syntax import command_text
 from odh.training.totals import number as amount_text
-from odh.training.validation import ValidationContext, validate_spec
+from odh.training.validation import validate_spec
 
 from . import drafts
 from .cluster import client_for_token, cluster_config
@@ -34,60 +33,10 @@ NODES_CACHE_KEY = "wizard:nodes"
 NODES_TTL = 30
 
 
-@dataclass
-class ProjectFacts:
-    """What the cluster says about a project that validation and the resource check use."""
-
-    namespace: str
-    visible: bool
-    existing_names: set[str] = field(default_factory=set)
-    pvcs: list[str] | None = None
-    priority_classes: list[str] | None = None
-    local_queues: list[str] | None = None
-    limit_ranges: list[dict] = field(default_factory=list)
-    quotas: list[dict] = field(default_factory=list)
-    quotas_readable: bool = True
-
-    def context(self) -> ValidationContext:
-        return ValidationContext(
-            existing_names=self.existing_names,
-            priority_classes=set(self.priority_classes) if self.priority_classes is not None
-            else None,
-            pvc_names=set(self.pvcs) if self.pvcs is not None else None,
-            local_queues=set(self.local_queues) if self.local_queues else None,
-            limit_ranges=self.limit_ranges)
-
-
-def _readable(call, default):
-    """A list the person may not be allowed to read: None (unknown) when refused."""
-    try:
-        return call()
-    except errors.Forbidden:
-        return default
-
-
-def _names(items: list[dict]) -> list[str]:
-    return sorted(str((i.get("metadata") or {}).get("name", "")) for i in items)
-
-
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
                                 projects: list[Project]) -> ProjectFacts:
-    visible = namespace in {p.name for p in projects}
-    facts = ProjectFacts(namespace=namespace, visible=visible)
-    classes = _readable(client.list_priority_classes, None)
-    facts.priority_classes = _names(classes) if classes is not None else None
-    if not visible:
-        return facts
-    jobs = _readable(lambda: client.list_jobs(MPIJOB, namespace), [])
-    facts.existing_names = set(_names(jobs))
-    pvcs = _readable(lambda: client.list_pvcs(namespace), None)
-    facts.pvcs = _names(pvcs) if pvcs is not None else None
-    facts.local_queues = _names(_readable(lambda: client.list_local_queues(namespace), []))
-    facts.limit_ranges = _readable(lambda: client.list_limit_ranges(namespace), [])
-    quotas = _readable(lambda: client.list_quotas(namespace), None)
-    facts.quotas_readable = quotas is not None
-    facts.quotas = quotas or []
-    return facts
+    return read_project_facts(client, namespace,
+                              visible=namespace in {p.name for p in projects})
 
 
 def get_nodes() -> list[dict]:

@@ -1,9 +1,13 @@
-"""Kubeflow training jobs without a framework: the spec model, manifests, quantities,
-durations and status summaries that the dashboard, the SDK and the CLI share.
+"""Kubeflow training jobs without a framework: the SDK of the product plan, and the spec
+model, manifests, quantities, durations and status summaries that the dashboard, the SDK
+and the CLI share.
+
+    from odh.training import MPIJob, ResourceSpec, JobStatus, JobFailedError
 
 Imports only the standard library and PyYAML here; modules that talk to a cluster say so.
-`TrainingClient` (the SDK, odh.training.sdk) is loaded on first use, so importing this
-package does not pull in the kubernetes client.
+`MPIJob`, `AsyncMPIJob` and `TrainingClient` are loaded on first use, so importing this
+package does not pull in the kubernetes client. `JobStatus` is the SDK's status value
+(phase, Workers, times); the status names themselves are `Phase`.
 """
 
 from __future__ import annotations
@@ -11,9 +15,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from odh.training.durations import age, format_duration, parse_timestamp
+from odh.training.errors import (
+    AuthenticationError,
+    ClusterError,
+    JobFailedError,
+    JobTimeoutError,
+    ODHError,
+    ResourceQuotaExceeded,
+    ValidationError,
+)
 from odh.training.findings import FieldError, ValidationContext
 from odh.training.fit import FitReport, Fix, QuotaLine, Totals, check_fit
 from odh.training.importing import ManifestImportError, parse_manifest_text
+from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.kinds import KINDS, MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB, JobKind
 from odh.training.quantity import (
     QuantityError,
@@ -33,31 +47,79 @@ from odh.training.spec import (
     manifest_yaml,
     read_manifest,
 )
-from odh.training.status import JobStatus, JobSummary, summarize
+from odh.training.status import JobSummary, summarize
 from odh.training.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
 from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
-    from odh.training.sdk import InvalidSpec, JobFailedError, TrainingClient
+    from odh.training.asyncjobs import AsyncMPIJob
+    from odh.training.jobs import MPIJob, QuotaWarning
+    from odh.training.sdk import InvalidSpec, TrainingClient
 
 __all__ = [
-    "BUILTIN_TEMPLATES", "KINDS", "MPIJOB", "PYTORCHJOB", "TFJOB", "TRAINJOB", "EnvVar",
-    "FieldError", "FitReport", "Fix", "InvalidSpec", "JobFailedError", "JobKind", "JobStatus",
+    "BUILTIN_TEMPLATES",
+    "KINDS",
+    "MPIJOB",
+    "PYTORCHJOB",
+    "TFJOB",
+    "TRAINJOB",
+    "AsyncMPIJob",
+    "AuthenticationError",
+    "ClusterError",
+    "EnvVar",
+    "FieldError",
+    "FitReport",
+    "Fix",
+    "InvalidSpec",
+    "JobFailedError",
+    "JobKind",
+    "JobStatus",
     "JobSummary",
-    "JobTemplate", "MPIJobSpec", "ManifestImportError", "PVCVolume", "QuantityError",
-    "QuotaLine", "Toleration", "Totals", "TrainingClient", "ValidationContext", "age",
-    "build_manifest", "check_fit", "clone_spec", "format_cpu", "format_duration",
-    "format_memory", "format_resources", "manifest_yaml", "parse_manifest_text",
-    "parse_quantity", "parse_timestamp", "read_manifest", "sdk_code", "summarize",
-    "template_by_slug", "validate_spec",
+    "JobTemplate",
+    "JobTimeoutError",
+    "MPIJob",
+    "MPIJobSpec",
+    "ManifestImportError",
+    "ODHError",
+    "PVCVolume",
+    "Phase",
+    "QuantityError",
+    "QuotaLine",
+    "QuotaWarning",
+    "ResourceQuotaExceeded",
+    "ResourceSpec",
+    "Toleration",
+    "Totals",
+    "TrainingClient",
+    "ValidationContext",
+    "ValidationError",
+    "age",
+    "build_manifest",
+    "check_fit",
+    "clone_spec",
+    "format_cpu",
+    "format_duration",
+    "format_memory",
+    "format_resources",
+    "manifest_yaml",
+    "parse_manifest_text",
+    "parse_quantity",
+    "parse_timestamp",
+    "read_manifest",
+    "sdk_code",
+    "summarize",
+    "template_by_slug",
+    "validate_spec",
 ]
 
-_SDK = ("TrainingClient", "InvalidSpec", "JobFailedError")
+# loaded on first use: they bring the kubernetes client
+_LAZY = {"TrainingClient": "sdk", "InvalidSpec": "sdk", "MPIJob": "jobs",
+         "QuotaWarning": "jobs", "AsyncMPIJob": "asyncjobs"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SDK:
-        from odh.training import sdk
+    if name in _LAZY:
+        import importlib
 
-        return getattr(sdk, name)
+        return getattr(importlib.import_module(f"odh.training.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'odh.training' has no attribute {name!r}")

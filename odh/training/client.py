@@ -18,6 +18,7 @@ from typing import Any
 
 import urllib3
 from kubernetes import client as k8s
+from kubernetes import watch as k8s_watch
 
 from . import errors
 from .kinds import KINDS, JobKind
@@ -397,6 +398,26 @@ class ClusterClient:
             kwargs["field_validation"] = field_validation
         return self._call(self.custom.create_namespaced_custom_object, kind.group, kind.version,
                           namespace, kind.plural, manifest, **kwargs)
+
+    def watch_job(self, kind: JobKind, namespace: str, name: str, resource_version: str,
+                  timeout_seconds: int) -> Iterator[tuple[str, Obj]]:
+        """(event type, object) of one job's changes after `resource_version`, for
+        `timeout_seconds` at most (the server then ends the watch: open it again). A 410
+        (history gone) is raised as a ClusterError with status 410: read the job again."""
+        _require_names(namespace, name, kind.plural)
+        watcher = k8s_watch.Watch()
+        try:
+            with self._translated(namespace, warn=False):
+                for event in watcher.stream(
+                        self.custom.list_namespaced_custom_object, kind.group, kind.version,
+                        namespace, kind.plural, field_selector=f"metadata.name={name}",
+                        resource_version=resource_version, timeout_seconds=timeout_seconds,
+                        allow_watch_bookmarks=True,
+                        _request_timeout=(self.timeout[0], timeout_seconds + 15)):
+                    obj = event.get("object")
+                    yield str(event.get("type", "")), obj if isinstance(obj, dict) else {}
+        finally:
+            watcher.stop()
 
     # -- pods, events, logs ---------------------------------------------------------------------
     def list_job_pods(self, namespace: str | None, job_name: str | None = None) -> list[Obj]:

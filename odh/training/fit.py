@@ -56,6 +56,9 @@ class FitReport:
     node_problem: str = ""
     # When it does not fit: that creating it anyway is allowed, and what then happens.
     waiting_note: str = ""
+    # It can never start as it is: no node is large enough, the LimitRange refuses its
+    # pods, or it asks for more than a quota holds even when nothing else runs.
+    never_fits: bool = False
 
 
 def _worker_ready(spec: MPIJobSpec) -> bool:
@@ -109,6 +112,8 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
                 offered.append(fix)
                 break
     report.fixes = offered
+    report.never_fits = bool(report.node_problem or violations or any(
+        line.hard >= 0 and line.requested > line.hard for line in report.lines))
     if report.node_problem:
         report.waiting_note = _("You can still create the job, but it will stay Pending until "
                                 "a node large enough for it joins the cluster.")

@@ -28,12 +28,15 @@ from odh.training.client import ClusterClient
 from odh.training.diagnosis import Diagnosis
 from odh.training.findings import FieldError, errors_of
 from odh.training.i18n import _
+from odh.training.jobstatus import JobStatus as JobState
+from odh.training.jobwatch import job_changes
 from odh.training.kinds import KINDS, MPIJOB, JobKind
+from odh.training.logfollow import pod_for
 from odh.training.prometheus import PrometheusClient
 from odh.training.queries import job_detail, list_summaries
 from odh.training.sdkcode import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest
-from odh.training.status import JobPod, JobStatus, JobSummary, job_pods
+from odh.training.status import JobStatus, JobSummary
 from odh.training.validation import validate_spec
 
 __all__ = ["ConfigurationError", "InvalidSpec", "JobFailedError", "TrainingClient",
@@ -43,25 +46,48 @@ JobFailedError = errors.JobFailedError
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED)
+POOL_SIZE = 32
 
 
-class ConfigurationError(errors.ClusterError):
+class ConfigurationError(errors.ClusterError, errors.AuthenticationError):
     """No kubeconfig (or not the context asked for), and not running inside a cluster."""
 
+    code = "AuthenticationError"
 
-class InvalidSpec(ValueError):
+    def advice(self) -> list[str]:
+        return [_('Log in with "oc login" (it writes ~/.kube/config), or set KUBECONFIG.')]
+
+
+class InvalidSpec(errors.ValidationError):
     """A spec the dashboard would refuse; `errors` are the field errors, as the wizard
-    shows them."""
+    shows them (`field` and `message` are the first one's). `names` renames the spec's
+    fields for the caller ("cpu_per_worker" -> "worker_resources.cpu")."""
 
-    def __init__(self, problems: list[FieldError]) -> None:
+    def __init__(self, problems: list[FieldError], names: dict[str, str] | None = None
+                 ) -> None:
         self.errors = problems
-        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        names = names or {}
+
+        def shown(field: str) -> str:
+            head, sep, rest = field.partition("[")
+            return names.get(head, head) + sep + rest
+
+        first = problems[0] if problems else None
+        super().__init__(shown(first.field) if first else "",
+                         first.message if first else "")
+        self.message = "; ".join(f"{shown(p.field)}: {p.message}" for p in problems)
+        self.args = (self.message,)
 
 
 def _connect(kubeconfig: str | None, context: str | None) -> tuple[k8s.ApiClient, str]:
     """(ApiClient, default namespace) from a kubeconfig, else from the in-cluster account."""
     try:
-        api_client = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
+        configuration = k8s.Configuration()
+        k8s_config.load_kube_config(config_file=kubeconfig, context=context,
+                                    client_configuration=configuration)
+        # jobs awaited together (AsyncMPIJob, threads) each hold a connection
+        configuration.connection_pool_maxsize = POOL_SIZE
+        api_client = k8s.ApiClient(configuration)
         contexts, active = k8s_config.list_kube_config_contexts(config_file=kubeconfig)
         chosen = next((c for c in contexts if c.get("name") == context), active) if context \
             else active
@@ -74,6 +100,7 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[k8s.ApiClient
     try:
         configuration = k8s.Configuration()
         k8s_config.load_incluster_config(client_configuration=configuration)
+        configuration.connection_pool_maxsize = POOL_SIZE
     except k8s_config.ConfigException:
         raise ConfigurationError(_("No cluster to talk to: log in with \"oc login\" (or set "
                                    "KUBECONFIG), or pass kubeconfig= to TrainingClient."))\
@@ -118,6 +145,14 @@ class TrainingClient:
         return PrometheusClient(url, token, config.ssl_ca_cert or None, timeout=(2.0, 5.0),
                                 verify=bool(config.verify_ssl))
 
+    def whoami(self) -> str:
+        """The user name the cluster knows you by (OpenShift's users/~), recorded as a job's
+        creator as the dashboard does; "" where the cluster does not say."""
+        try:
+            return str(self.cluster.whoami().get("metadata", {}).get("name") or "")
+        except (errors.Forbidden, errors.NotFound):
+            return ""
+
     def __enter__(self) -> TrainingClient:
         return self
 
@@ -137,6 +172,8 @@ class TrainingClient:
         problems = errors_of(validate_spec(spec))
         if problems:
             raise InvalidSpec(problems)
+        if not spec.created_by:  # as the dashboard records it
+            spec = dataclasses.replace(spec, created_by=self.whoami())
         return self.cluster.create_job(MPIJOB, spec.namespace, build_manifest(spec),
                                        dry_run=dry_run)
 
@@ -176,24 +213,12 @@ class TrainingClient:
         return job_detail(self.cluster, _kind(kind), namespace, name).summary
 
     def logs(self, name: str, namespace: str, worker: int | None = None,
-             tail_lines: int | None = None) -> str:
-        """The Launcher's log (worker None) or Worker `worker`'s; the last `tail_lines`."""
-        pod = self._pod(name, namespace, worker)
+             tail_lines: int | None = None, kind: str | JobKind = "mpijob") -> str:
+        """The job's first pod's log (worker None: an MPIJob's Launcher, a PyTorchJob's
+        Master) or Worker `worker`'s; the last `tail_lines`."""
+        pod = pod_for(self.cluster, _kind(kind), namespace, name, worker)
         return self.cluster.read_log(namespace, pod.name, container=pod.container or None,
                                      tail_lines=tail_lines)
-
-    def _pod(self, name: str, namespace: str, worker: int | None) -> JobPod:
-        wanted = ("Launcher", None) if worker is None else ("Worker", worker)
-        owner = {"metadata": {"name": name, "namespace": namespace}}  # what its pods carry
-        pods = job_pods(MPIJOB, owner, self.cluster.list_job_pods(namespace, name))
-        found = next((p for p in pods if (p.role, p.index) == wanted), None)
-        if found is None:
-            who = _("Launcher") if worker is None else _("Worker %(index)d") % {"index": worker}
-            raise errors.NotFound(_("%(who)s of job %(namespace)s/%(name)s has no pod (yet): "
-                                    "check the job's status.") % {
-                "who": who, "namespace": namespace, "name": name}, status=404,
-                namespace=namespace)
-        return found
 
     def diagnose(self, name: str, namespace: str, kind: str | JobKind = "mpijob", *,
                  prometheus: PrometheusClient | None = None) -> Diagnosis | None:
@@ -209,29 +234,41 @@ class TrainingClient:
         return found
 
     def wait(self, name: str, namespace: str, *, until: tuple[JobStatus, ...] = FINISHED,
-             timeout: float = 3600, poll_seconds: float = 5,
-             kind: str | JobKind = "mpijob", raise_on_failure: bool = True) -> JobSummary:
-        """Poll until the job's status is one of `until`; TimeoutError after `timeout`.
+             timeout: float = 3600, kind: str | JobKind = "mpijob",
+             raise_on_failure: bool = True) -> JobSummary:
+        """Wait until the job's status is one of `until`, following it with a watch (not
+        polling); JobTimeoutError (a TimeoutError) after `timeout` seconds.
 
         A job that ends Failed raises JobFailedError (unless `raise_on_failure` is False),
         carrying the diagnosis: its headline, whose problem it is, the suggestions and the
         last log lines it rests on."""
+        job_kind = _kind(kind)
         deadline = time.monotonic() + timeout
-        while True:
-            current = self.summary(name, namespace, kind)
+        current: JobSummary | None = None
+        for obj in job_changes(self.cluster, job_kind, namespace, name, deadline=deadline):
+            if obj is None:
+                raise errors.NotFound(_("%(name)s was deleted.") % {"name": name},
+                                      status=404, namespace=namespace)
+            current = self.summary(name, namespace, job_kind)
             if current.status == JobStatus.FAILED and raise_on_failure and \
                     JobStatus.FAILED in until:
-                raise self._failure(name, namespace, kind, current)
+                raise self.failure(name, namespace, job_kind, current)
             if current.status in until:
                 return current
-            if time.monotonic() >= deadline:
-                raise TimeoutError(_("%(name)s is still %(status)s after %(seconds)d seconds.")
-                                   % {"name": name, "status": current.status.value,
-                                      "seconds": int(timeout)})
-            time.sleep(poll_seconds)
+        current = self.summary(name, namespace, job_kind)
+        if current.status in until:
+            return current
+        raise errors.JobTimeoutError(
+            _("%(name)s is still %(status)s after %(seconds)d seconds.")
+            % {"name": name, "status": current.status.value, "seconds": int(timeout)},
+            status=current)
 
-    def _failure(self, name: str, namespace: str, kind: str | JobKind,
-                 summary: JobSummary) -> errors.JobFailedError:
+    def failure(self, name: str, namespace: str, kind: str | JobKind = "mpijob",
+                summary: JobSummary | None = None) -> errors.JobFailedError:
+        """The JobFailedError of a job that failed: the diagnosis' headline, suggestions
+        and the log lines it rests on."""
+        if summary is None:
+            summary = self.summary(name, namespace, kind)
         try:
             found = self.diagnose(name, namespace, kind)
         except errors.ClusterError:
@@ -239,8 +276,10 @@ class TrainingClient:
         if found is None:
             text = _("%(name)s failed: %(reason)s") % {"name": name,
                                                         "reason": summary.reason or "-"}
-            return errors.JobFailedError(text, [], summary)
-        return errors.JobFailedError(found.headline, found.log_lines, summary, found)
+            return errors.JobFailedError(text, [], JobState.from_summary(summary),
+                                         summary=summary)
+        return errors.JobFailedError(found.headline, found.log_lines,
+                                     JobState.from_summary(summary), found, summary=summary)
 
     # -- changing ------------------------------------------------------------------------
     def delete_job(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> None:

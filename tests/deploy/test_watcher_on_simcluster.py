@@ -28,6 +28,9 @@ from tests.prometheus_text import cluster_summaries, matching, parse, value
 from tests.simcluster_process import free_port
 from tests.waiting import wait_until
 
+# one watcher and one simcluster for the module, on one worker
+pytestmark = pytest.mark.xdist_group("deploy-watcher")
+
 TOKEN = "deploy-wiring-" + secrets.token_hex(8)
 # what the Secrets hold in production and what stands for it here (None: left unset)
 KNOWN_SECRETS = {("mpijob-dashboard", "SECRET_KEY"), ("mpijob-dashboard", "DATABASE_URL"),
@@ -199,6 +202,8 @@ def test_the_service_monitor_gets_the_cluster_state_with_the_token(watcher, demo
 
 def test_sigterm_stops_the_watcher_within_its_grace_period(watcher):
     """What `oc rollout` (Recreate) does: SIGTERM, then SIGKILL after the grace period."""
+    # the kubelet sends it to a started container (this test may be the module's first)
+    wait_until(lambda: "runwatcher: READY" in watcher.log(), 90, message=watcher.log)
     assert watcher.process.poll() is None, watcher.log()
     watcher.process.send_signal(signal.SIGTERM)
     try:

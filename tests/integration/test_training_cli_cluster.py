@@ -1,5 +1,6 @@
-"""`odh-training`, the command-line tool, run as a person runs it (a process with a
-kubeconfig) against a real simcluster: alice may edit team-nlp, bob may not."""
+"""`odh-training` (the alias of `odh training`) in its first form, without a job type, run
+as a person runs it (a process with a kubeconfig) against a real simcluster: alice may edit
+team-nlp, bob may not. The plan's own grammar is tested in test_training_cli_plan.py."""
 
 from __future__ import annotations
 
@@ -86,20 +87,23 @@ def test_it_creates_a_job_from_flags_and_lists_and_describes_it(cli, training):
     assert launcher["command"] == ["horovodrun", "-np", "2", "python", "train.py"]
     assert {"name": "NCCL_DEBUG", "value": "INFO"} in launcher["env"]
 
-    listed = cli("list")
+    listed = cli("list")  # the alias's old form: no type, the context's project
     assert listed.returncode == 0, listed.stderr
     header, *rows = listed.stdout.splitlines()
-    assert header.split() == ["NAME", "TYPE", "PROJECT", "STATUS", "WORKERS", "GPUS", "AGE",
-                              "DURATION"]
+    assert header.split() == ["NAME", "TYPE", "STATUS", "WORKERS", "CREATED"]
     row = next(r for r in rows if r.startswith("cli-flags "))
-    assert row.split()[1:3] == ["MPIJob", "team-nlp"]
+    assert row.split()[1] == "MPIJob" and row.endswith(" ago")
 
-    wait_until(lambda: "Worker 1" in cli("describe", "cli-flags").stdout, 60,
+    wait_until(lambda: "Worker 1" in cli("describe", "mpijob", "cli-flags").stdout, 60,
                message="the Workers in describe")
-    described = cli("describe", "cli-flags").stdout
-    assert "Job:" in described and "team-nlp/cli-flags (MPIJob)" in described
-    assert "Workers ready:" in described and "Created by:    alice" in described
-    pods = [line.split()[0] for line in described.splitlines() if line.startswith("cli-flags-")]
+    described = cli("describe", "mpijob", "cli-flags").stdout
+    labelled = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+                for line in described.split("\n\n")[0].splitlines()}
+    assert labelled["Name"] == "cli-flags" and labelled["Namespace"] == "team-nlp"
+    assert labelled["Type"] == "MPIJob" and labelled["Created by"] == "alice"
+    assert labelled["Workers"].endswith("/2 running")
+    pods = [line.split()[-1] for line in described.splitlines()
+            if line.split() and line.split()[-1].startswith("cli-flags-")]
     assert "cli-flags-worker-0" in pods and "cli-flags-worker-1" in pods
     assert any(p.startswith("cli-flags-launcher") for p in pods)
 
@@ -107,7 +111,7 @@ def test_it_creates_a_job_from_flags_and_lists_and_describes_it(cli, training):
 def test_it_creates_from_a_manifest_waits_and_reads_the_logs(cli):
     created = cli("create", "-f", "-", stdin=manifest("cli-manifest", 20))
     assert created.returncode == 0, created.stderr
-    waited = cli("wait", "cli-manifest", "--timeout", "120", "--poll", "0.3")
+    waited = cli("wait", "cli-manifest", "--timeout", "120")
     assert waited.returncode == 0, waited.stdout + waited.stderr
     assert waited.stdout.startswith("cli-manifest Succeeded after ")
     launcher = cli("logs", "cli-manifest")
@@ -131,7 +135,10 @@ def test_it_suspends_resumes_and_deletes(cli, training):
                message="the job to be Suspended")
     assert cli("resume", "cli-suspend").returncode == 0
     assert training.get_job("cli-suspend", NAMESPACE)["spec"]["runPolicy"]["suspend"] is False
-    deleted = cli("delete", "cli-suspend")
+    unconfirmed = cli("delete", "cli-suspend")  # no terminal to ask at
+    assert unconfirmed.returncode == 2
+    assert "pass --confirm" in unconfirmed.stderr
+    deleted = cli("delete", "cli-suspend", "--confirm")
     assert deleted.stdout == "Deleted team-nlp/cli-suspend with its Launcher and Workers.\n"
     wait_until(lambda: cli("describe", "cli-suspend").returncode == 1, 30,
                message="the job to be gone")
@@ -141,15 +148,15 @@ def test_it_refuses_bad_input_field_by_field_and_creates_nothing(cli, training):
     refused = cli(*small_job("Bad_Name", "--workers", "0"))
     assert refused.returncode == 2
     lines = refused.stderr.splitlines()
-    assert any(line.startswith("error: --name: ") for line in lines), lines
+    assert any(line.startswith("error: NAME: ") for line in lines), lines
     assert any(line.startswith("error: --workers: ") for line in lines), lines
     assert "Traceback" not in refused.stderr
     assert "Bad_Name" not in {s.name for s in training.list_jobs(NAMESPACE)}
 
     bad_quantity = cli(*small_job("cli-bad-cpu", "--cpu", "lots"))
     assert bad_quantity.returncode == 2
-    assert bad_quantity.stderr == ("error: --cpu: “lots” is not a quantity: write e.g. 8, "
-                                   "500m, 32Gi.\n")
+    assert bad_quantity.stderr == ("error: --cpu-per-worker: “lots” is not a quantity: write "
+                                   "e.g. 8, 500m, 32Gi.\n")
 
 
 def test_a_dry_run_creates_nothing(cli, training):
@@ -161,8 +168,8 @@ def test_a_dry_run_creates_nothing(cli, training):
 
 def test_the_clusters_refusals_are_one_plain_line(cli):
     assert cli(*small_job("cli-clash")).returncode == 0
-    clash = cli(*small_job("cli-clash"))
-    assert clash.returncode == 1
+    clash = cli(*small_job("cli-clash"))  # the wizard's check: choose another name
+    assert clash.returncode == 2
     assert "already exists" in clash.stderr and "Traceback" not in clash.stderr
 
     forbidden = cli(*small_job("cli-bob", "-n", NAMESPACE), user="bob")

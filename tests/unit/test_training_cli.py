@@ -1,36 +1,117 @@
-"""`odh-training`'s answers to bad input, before any cluster is asked."""
+"""`odh training` (and its alias `odh-training`): the grammar, the flags `--help` documents,
+and the answers to bad input before any cluster is asked."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
+import yaml
 
 from odh.training import cli
+from odh.training.cli.parsing import parse
+
+PLAN_FLAGS = {
+    # the plan's table (sdk-cli-surface.md), verb by verb
+    "create": ["-f", "--image", "--workers", "--gpu-per-worker", "--cpu-per-worker",
+               "--memory-per-worker", "--command", "--wait", "--timeout", "--dry-run",
+               "--force", "--namespace", "-n"],
+    "describe": ["--watch", "-o"],
+    "logs": ["--worker", "--follow", "--tail", "--all-workers"],
+    "list": ["--all-namespaces", "--status", "-o"],
+    "delete": ["--confirm", "--wait"],
+    "get": ["-o", "--all-namespaces"],
+    "wait": ["--timeout", "--for"],
+    "suspend": ["--namespace"],
+    "resume": ["--namespace"],
+}
+COMMAND = ["--command", "python train.py"]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     out = io.StringIO()
-    code = cli.main(list(argv), out=out)
+    code = cli.odh_main(list(argv), out=out)
     return code, out.getvalue(), capsys.readouterr().err
 
 
+def help_of(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        cli.odh_main([*argv, "--help"], out=io.StringIO())
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("verb", sorted(PLAN_FLAGS))
+def test_every_verbs_help_documents_the_plans_flags(capsys, verb):
+    text = help_of(capsys, "training", verb)
+    assert text.startswith(f"usage: odh training {verb}")
+    for flag in PLAN_FLAGS[verb]:
+        assert f"{flag} " in text or f"{flag}," in text or f"{flag}\n" in text \
+            or f"{flag}=" in text or f"{flag} [" in text, (verb, flag)
+
+
+def test_the_nouns_help_lists_every_verb_and_the_exit_codes(capsys):
+    text = help_of(capsys, "training")
+    for verb in PLAN_FLAGS:
+        assert f"\n  {verb} " in text
+    assert "0 done, 1 the cluster refused or the job failed, 2 bad input" in text
+    assert "odh" in help_of(capsys) and "completion" in help_of(capsys)
+
+
+def test_the_type_may_be_named_or_left_out():
+    named = parse(["describe", "pytorchjob", "bert", "-n", "team-nlp"], "odh training")
+    assert (named.kind, named.name, named.namespace) == ("pytorchjob", "bert", "team-nlp")
+    plural = parse(["get", "mpijobs", "bert"], "odh training")
+    assert (plural.kind, plural.name) == ("mpijob", "bert")
+    bare = parse(["logs", "bert", "--worker", "2"], "odh training")
+    assert (bare.kind, bare.name, bare.worker) == ("mpijob", "bert", 2)
+    old = parse(["describe", "bert", "--type", "tfjob"], "odh training")
+    assert (old.kind, old.name) == ("tfjob", "bert")
+    listing = parse(["list", "mpijob", "-A", "--status", "running", "-o", "wide"],
+                    "odh training")
+    assert (listing.all_namespaces, listing.status, listing.output) == (True, "Running", "wide")
+
+
+def test_flags_and_names_come_in_any_order_and_the_command_after_dashes():
+    args = parse(["create", "--image", "img:1", "mpijob", "bert", "--workers", "2", "--",
+                  "horovodrun", "-np", "2", "python", "train.py"], "odh training")
+    assert (args.kind, args.name, args.image, args.workers) == ("mpijob", "bert", "img:1", 2)
+    assert args.training_command == ["horovodrun", "-np", "2", "python", "train.py"]
+    assert parse(["create", "mpijob", "x", "--dry-run"], "odh training").dry_run == "server"
+    assert parse(["create", "mpijob", "x", "--dry-run=client"],
+                 "odh training").dry_run == "client"
+
+
+def test_a_verb_that_needs_a_name_says_so(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.odh_main(["training", "logs", "mpijob"], out=io.StringIO())
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err == ("error: which job? e.g. odh training logs mpijob NAME\n"
+                   "See: odh training logs --help\n")
+
+
 def test_it_says_what_is_missing_for_a_create_from_flags(capsys):
-    code, out, err = run(capsys, "create", "--name", "bert")
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert")
     assert code == 2 and out == ""
-    assert err.startswith("error: Missing --image, COMMAND: e.g. odh-training create --name")
+    assert err.startswith("error: Missing --image, --command: e.g. odh training create mpijob "
+                          "bert --image")
 
 
 def test_it_refuses_a_manifest_and_a_command_together(capsys, tmp_path):
     path = tmp_path / "job.yaml"
     path.write_text("kind: MPIJob\n")
-    code, _out, err = run(capsys, "create", "-f", str(path), "--", "python", "train.py")
+    code, _out, err = run(capsys, "training", "create", "mpijob", "-f", str(path), "--",
+                          "python", "train.py")
     assert code == 2
-    assert "Give either a manifest (-f) or a command after --, not both" in err
+    assert "Give either a manifest (-f) or a training command, not both" in err
 
 
 def test_it_says_which_file_it_cannot_read(capsys, tmp_path):
-    code, _out, err = run(capsys, "create", "-f", str(tmp_path / "missing.yaml"))
+    code, _out, err = run(capsys, "training", "create", "mpijob", "-f",
+                          str(tmp_path / "missing.yaml"))
     assert code == 2
     assert err == f"error: Cannot read {tmp_path / 'missing.yaml'}: No such file or directory.\n"
 
@@ -38,35 +119,125 @@ def test_it_says_which_file_it_cannot_read(capsys, tmp_path):
 def test_it_explains_what_is_wrong_with_a_manifest(capsys, tmp_path):
     path = tmp_path / "pod.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n")
-    code, _out, err = run(capsys, "create", "-f", str(path))
+    code, _out, err = run(capsys, "training", "create", "mpijob", "-f", str(path))
     assert code == 2
     assert err.startswith(f"error: {path}: ") and "MPIJob" in err
 
 
 @pytest.mark.parametrize("argv, message", [
-    (("--cpu", "lots"), "error: --cpu: “lots” is not a quantity"),
+    (("--cpu-per-worker", "lots"), "error: --cpu-per-worker: “lots” is not a quantity"),
     (("--env", "NOVALUE"), "error: --env “NOVALUE”: write NAME=VALUE"),
     (("--node-selector", "=x"), "error: --node-selector: "),
+    (("--command", "python 'train.py"), "error: --command: No closing quotation"),
 ])
 def test_it_refuses_malformed_flags(capsys, argv, message):
-    code, _out, err = run(capsys, "create", "--name", "bert", "--image", "img:1", *argv,
-                          "--", "python", "train.py")
+    code, _out, err = run(capsys, "training", "create", "mpijob", "bert", "--image", "img:1",
+                          *(argv if "--command" in argv else (*argv, *COMMAND)))
     assert code == 2
     assert err.startswith(message)
+
+
+def test_a_client_dry_run_prints_the_manifest_and_sends_nothing(capsys, monkeypatch,
+                                                                 tmp_path):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # no cluster at all
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                         "--image", "quay.io/team/bert:1.0", "--workers", "2",
+                         "--gpu-per-worker", "1", "--dry-run=client", "--command",
+                         "horovodrun -np 2 python train.py")
+    assert code == 0, err
+    manifest = yaml.safe_load(out)
+    assert manifest["metadata"] == {"name": "bert", "namespace": "team-nlp"}
+    worker = manifest["spec"]["mpiReplicaSpecs"]["Worker"]
+    assert worker["replicas"] == 2
+    assert worker["template"]["spec"]["containers"][0]["resources"]["limits"][
+        "nvidia.com/gpu"] == 1
+    launcher = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    assert launcher["containers"][0]["command"] == ["horovodrun", "-np", "2", "python",
+                                                    "train.py"]
+
+
+def test_a_client_dry_run_names_a_manifests_fields_not_flags(capsys, tmp_path):
+    """A Worker count the manifest got wrong is named where it is in the manifest, not as
+    --workers, which the person never typed."""
+    path = tmp_path / "job.yaml"
+    path.write_text("""
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: typo}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template: {spec: {containers: [{name: l, image: "img:1", command: [python, t.py]}]}}
+    Worker:
+      replica: 2
+      template: {spec: {containers: [{name: w, image: "img:1"}]}}
+""")
+    code, _out, err = run(capsys, "training", "create", "mpijob", "-f", str(path),
+                          "--dry-run=client", "-n", "team-nlp")
+    assert code == 2
+    assert "error: spec.mpiReplicaSpecs.Worker.replicas: " in err
+    assert "--workers" not in err
 
 
 def test_without_a_kubeconfig_it_says_how_to_log_in(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    code, _out, err = run(capsys, "list")
-    assert code == 1
-    assert err == ('error: No cluster to talk to: log in with "oc login", set KUBECONFIG, or '
-                   "pass --kubeconfig.\n")
+    for argv in (("training", "list", "mpijob"), ("training", "describe", "mpijob", "x")):
+        code, _out, err = run(capsys, *argv)
+        assert code == 1
+        assert err == ('error: No cluster to talk to: log in with "oc login", set KUBECONFIG, '
+                       "or pass --kubeconfig.\n")
 
 
-def test_it_is_installed_as_the_odh_training_command():
+class _Closed(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+class _Interrupted(io.StringIO):
+    def write(self, text: str) -> int:
+        raise KeyboardInterrupt
+
+
+def test_a_closed_pipe_and_ctrl_c_end_quietly(capsys):
+    argv = ["training", "create", "mpijob", "x", "-n", "p", "--image", "i:1",
+            "--dry-run=client", *COMMAND]
+    assert cli.odh_main(argv, out=_Closed()) == 0
+    assert capsys.readouterr().err == ""
+    assert cli.odh_main(argv, out=_Interrupted()) == 130
+    assert capsys.readouterr().err == "\nInterrupted.\n"
+
+
+def test_describe_piped_into_head_ends_without_a_traceback(tmp_path):
+    """`odh-training ... | head -1`, as a shell runs it: the reader leaves early."""
+    script = (f"{sys.executable} -m odh.training.cli create mpijob x -n p --image i:1 "
+              "--dry-run=client --command 'python t.py' | head -1")
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.stdout == "apiVersion: kubeflow.org/v2beta1\n"
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_scripts_offer_every_verb_and_flag(capsys, shell):
+    code, out, _err = run(capsys, "completion", shell)
+    assert code == 0
+    assert "complete -F _odh_training_complete odh odh-training" in out
+    for verb, flags in PLAN_FLAGS.items():
+        assert f"        {verb}) flags=" in out
+        for flag in (f for f in flags if f.startswith("--")):
+            assert flag in out
+    if shell == "zsh":
+        assert out.startswith("autoload -U +X bashcompinit && bashcompinit")
+    assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0
+
+
+def test_it_is_installed_as_odh_and_odh_training():
     from importlib.metadata import entry_points
 
-    (script,) = entry_points(group="console_scripts", name="odh-training")
-    assert script.value == "odh.training.cli:main_exit"
+    scripts = {s.name: s.value for s in entry_points(group="console_scripts")
+               if s.name in ("odh", "odh-training")}
+    assert scripts == {"odh": "odh.training.cli:odh_exit",
+                       "odh-training": "odh.training.cli:main_exit"}

@@ -161,13 +161,14 @@ def test_a_healthy_running_job_has_no_diagnosis(training):
 
 def test_a_failed_wait_raises_with_the_diagnosis(training):
     with pytest.raises(JobFailedError) as failed:
-        training.wait("cuda-oom", "team-b", timeout=30, poll_seconds=0.2)
+        training.wait("cuda-oom", "team-b", timeout=30)
     error = failed.value
     assert error.message == "Worker 1 ran out of GPU memory (CUDA out of memory)"
     assert error.culprit == "configuration"
     assert error.suggestions[0].startswith("Clone with --batch-size 32")
     assert any("CUDA out of memory" in line for line in error.logs)
-    assert error.status.status == "Failed"
+    assert error.status.phase == "Failed"
+    assert error.summary.status == "Failed"
 
 
 def test_describe_prints_the_same_diagnosis_for_every_scenario(cli, diagnoses):
@@ -178,7 +179,7 @@ def test_describe_prints_the_same_diagnosis_for_every_scenario(cli, diagnoses):
                        for name, project, *_rest in CASES)
     shown = cli("-c", f"import odh.training.cli; {script}", module=False)
     assert shown.returncode == 0, shown.stderr
-    sections = re.split(r"^Job:", shown.stdout, flags=re.M)[1:]
+    sections = re.split(r"^ *Name: ", shown.stdout, flags=re.M)[1:]
     assert len(sections) == len(CASES)
 
     def words(headline: str) -> str:  # a silence grows, a GPU's use moves, between reads
@@ -192,7 +193,7 @@ def test_describe_prints_the_same_diagnosis_for_every_scenario(cli, diagnoses):
 
 
 def test_wait_on_a_failed_job_says_why_and_what_to_do(cli):
-    waited = cli("wait", "oom", "-n", "team-b", "--timeout", "30", "--poll", "0.2")
+    waited = cli("wait", "oom", "-n", "team-b", "--timeout", "30")
     assert waited.returncode == 1
     assert waited.stderr.startswith(
         "error: Worker 1 ran out of memory and was killed (exit code 137)\n")

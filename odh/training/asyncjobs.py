@@ -1,0 +1,135 @@
+"""`AsyncMPIJob`: `MPIJob` with coroutines, so many jobs can be launched and awaited at once.
+
+    import asyncio
+    from odh.training import AsyncMPIJob, ResourceSpec
+
+    async def sweep():
+        jobs = [AsyncMPIJob(name=f"lr-{i}", namespace="team-nlp", workers=2,
+                            image="quay.io/team-nlp/bert:1.0",
+                            command=["horovodrun", "-np", "2", "python", "train.py"])
+                for i in range(10)]
+        await asyncio.gather(*(job.create() for job in jobs))
+        return await asyncio.gather(*(job.wait_for_completion() for job in jobs),
+                                    return_exceptions=True)
+
+The kubernetes client is synchronous: each call runs in a thread of a pool of this
+module's own (larger than asyncio's default, so ten jobs awaited together each get one
+while they wait on their watch); the event loop is never blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from odh.training.jobs import MPIJob
+from odh.training.jobstatus import JobStatus
+
+__all__ = ["AsyncMPIJob"]
+
+T = TypeVar("T")
+_POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="odh-training")
+_END = object()
+
+
+async def _run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_POOL, functools.partial(fn, *args, **kwargs))
+
+
+async def _iterate(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
+    """An iterator that blocks, read in the pool, one item at a time."""
+    iterator = await _run(make)
+    while True:
+        item = await _run(next, iterator, _END)
+        if item is _END:
+            return
+        yield item  # type: ignore[misc]
+
+
+class AsyncMPIJob:
+    """The same arguments and methods as MPIJob; the methods that talk to the cluster are
+    coroutines, and `get_logs`/`watch` are async iterators."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.job = MPIJob(*args, **kwargs)
+
+    @classmethod
+    def wrap(cls, job: MPIJob) -> AsyncMPIJob:
+        wrapped = cls.__new__(cls)
+        wrapped.job = job
+        return wrapped
+
+    @property
+    def name(self) -> str:
+        return self.job.name
+
+    @property
+    def spec(self):
+        return self.job.spec
+
+    def __repr__(self) -> str:
+        return "Async" + repr(self.job)
+
+    # files and templates need no cluster
+    @classmethod
+    def from_yaml(cls, path: str | Path, **options: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_yaml(path, **options))
+
+    @classmethod
+    def from_template(cls, template_name: str, **overrides: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_template(template_name, **overrides))
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        return self.job.to_yaml(path)
+
+    # the cluster, without blocking the event loop
+    async def create(self, wait: bool = False, timeout: float = 3600, *,
+                     dry_run: bool = False, force: bool = False) -> AsyncMPIJob:
+        await _run(self.job.create, dry_run=dry_run, force=force)
+        if wait and not dry_run:
+            await self.wait_for_completion(timeout)
+        return self
+
+    async def status(self) -> JobStatus:
+        return await _run(self.job.status)
+
+    async def wait_for_completion(self, timeout: float = 3600) -> JobStatus:
+        return await _run(self.job.wait_for_completion, timeout)
+
+    async def delete(self, wait: bool = False, timeout: float = 300) -> None:
+        await _run(self.job.delete, wait, timeout)
+
+    async def suspend(self) -> AsyncMPIJob:
+        await _run(self.job.suspend)
+        return self
+
+    async def resume(self) -> AsyncMPIJob:
+        await _run(self.job.resume)
+        return self
+
+    async def diagnose(self):
+        return await _run(self.job.diagnose)
+
+    def watch(self, timeout: float | None = None) -> AsyncIterator[JobStatus]:
+        return _iterate(lambda: self.job.watch(timeout))
+
+    def get_logs(self, component: str = "launcher", worker_id: int | None = None,
+                 follow: bool = False, tail: int | None = None) -> AsyncIterator[str]:
+        return _iterate(lambda: self.job.get_logs(component, worker_id, follow, tail))
+
+    @classmethod
+    async def get(cls, name: str, namespace: str | None = None, **options: Any
+                  ) -> AsyncMPIJob:
+        return cls.wrap(await _run(MPIJob.get, name, namespace, **options))
+
+    @classmethod
+    async def list(cls, namespace: str | None = None, status: str | None = None,
+                   **options: Any) -> builtins.list[AsyncMPIJob]:
+        found = await _run(MPIJob.list, namespace, status, **options)
+        return [cls.wrap(job) for job in found]

@@ -1,0 +1,314 @@
+"""What each verb of `odh training` does, through the SDK (TrainingClient, MPIJob)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from odh.training import errors
+from odh.training.cli import BAD_INPUT, OK, REFUSED
+from odh.training.cli.creating import UsageError, fix_flags, spec_from_args, where
+from odh.training.cli.output import (
+    describe_record,
+    dump,
+    now_utc,
+    print_describe,
+    print_list,
+    totals_text,
+)
+from odh.training.durations import format_duration
+from odh.training.findings import errors_of, warnings_of
+from odh.training.i18n import _
+from odh.training.importing import unknown_fields, unknown_fields_message
+from odh.training.jobwatch import job_changes
+from odh.training.kinds import KINDS, MPIJOB
+from odh.training.logfollow import follow_pod_lines, interleaved, pod_for, worker_pods
+from odh.training.preflight import preflight
+from odh.training.spec import build_manifest, manifest_yaml
+from odh.training.summary import JobStatus
+from odh.training.validation import validate_spec
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.verb == "create":
+        spec = spec_from_args(args, args.name)
+        if args.kind != MPIJOB.slug:
+            raise UsageError(_("Only MPIJobs are created here (as in the dashboard's wizard): "
+                               "odh training create mpijob ..."))
+        if args.dry_run == "client":
+            return _create_offline(args, spec, out)
+    from odh.training.sdk import TrainingClient
+
+    with TrainingClient(kubeconfig=args.kubeconfig, context=args.context) as client:
+        namespace = args.namespace or client.default_namespace
+        if args.verb == "create":
+            return _create(args, client, spec, namespace, out)
+        if args.verb in ("list", "get") and not args.name:
+            return _list(args, client, namespace, out)
+        if not namespace:
+            raise UsageError(_("Which project? Pass -n PROJECT (the kubeconfig context names "
+                               "none)."))
+        return VERBS[args.verb](args, client, namespace, out)
+
+
+# -- create --------------------------------------------------------------------------------
+def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
+    """--dry-run=client: the wizard's own rules, and the manifest; nothing is sent."""
+    findings = validate_spec(spec)
+    for problem in warnings_of(findings):
+        _err(_("warning: %(where)s: %(message)s") % {
+            "where": where(problem, args.filename), "message": problem.message})
+    problems = errors_of(findings)
+    for problem in problems:
+        _err(f"error: {where(problem, args.filename)}: {problem.message}")
+    if problems:
+        return BAD_INPUT
+    manifest = build_manifest(spec)
+    if args.output == "json":
+        dump(manifest, "json", out)
+    else:
+        out.write(manifest_yaml(manifest))
+    return OK
+
+
+def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO) -> int:
+    spec.namespace = spec.namespace or namespace
+    if not spec.namespace:
+        raise UsageError(_("Which project? Pass -n PROJECT (the kubeconfig context names "
+                           "none)."))
+    if not spec.created_by:
+        spec.created_by = client.whoami()
+    if args.filename:
+        # a misspelt field is named as the manifest spells it, before anything else
+        unknown = unknown_fields(client.cluster, spec.namespace, build_manifest(spec))
+        if unknown:
+            _err(f"error: {args.filename}: {unknown_fields_message(unknown)}")
+            return BAD_INPUT
+    checked = preflight(client.cluster, spec)
+    for problem in checked.warnings:
+        _err(_("warning: %(where)s: %(message)s") % {
+            "where": where(problem, args.filename), "message": problem.message})
+    if checked.errors:
+        for problem in checked.errors:
+            _err(f"error: {where(problem, args.filename)}: {problem.message}")
+        return BAD_INPUT
+    fit = checked.fit
+    said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
+    if checked.never_fits and not args.force:
+        _err(_("error: this job can never start as it is: %(problems)s")
+             % {"problems": " ".join(said)})
+        for fix in fit.fixes:
+            flags = fix_flags(fix)
+            _err(_("  fix: %(flags)s (%(label)s)") % {"flags": flags, "label": fix.label}
+                 if flags else f"  fix: {fix.label}")
+        _err(_("  or pass --force to create it anyway."))
+        return BAD_INPUT
+    if not fit.fits:
+        _err(_("warning: %(problems)s %(note)s") % {"problems": " ".join(said),
+                                                     "note": fit.waiting_note})
+    if not checked.nodes_readable:
+        _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
+               "for a Worker was not checked."))
+    if args.show_yaml:
+        out.write(manifest_yaml(build_manifest(spec)))
+    created = client.cluster.create_job(MPIJOB, spec.namespace, build_manifest(spec),
+                                        dry_run=bool(args.dry_run))
+    values = {"project": spec.namespace, "name": spec.name, "totals": totals_text(spec)}
+    if args.output:
+        dump(created, args.output, out)
+    elif args.dry_run:
+        out.write(_("The cluster would accept the MPIJob %(project)s/%(name)s (dry run, "
+                    "nothing created): %(totals)s.") % values + "\n")
+    else:
+        out.write(_("Created the MPIJob %(project)s/%(name)s: %(totals)s. Follow it with: "
+                    "odh training describe mpijob %(name)s -n %(project)s") % values + "\n")
+    if args.wait and not args.dry_run:
+        out.flush()
+        return _await(client, spec.name, spec.namespace, MPIJOB.slug, args.timeout, None, out)
+    return OK
+
+
+# -- reading -------------------------------------------------------------------------------
+def _list(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    everywhere = args.all_namespaces or not namespace
+    summaries = [s for s in client.list_jobs(None if everywhere else namespace)
+                 if s.kind.slug == args.kind and (not args.status or s.status == args.status)]
+    print_list(summaries, out, now_utc(), fmt=args.output, all_namespaces=everywhere)
+    return OK
+
+
+def _get(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    if args.output in ("json", "yaml"):
+        dump(client.get_job(args.name, namespace, args.kind), args.output, out)
+        return OK
+    summary = client.summary(args.name, namespace, args.kind)
+    print_list([summary], out, now_utc(), fmt=args.output)
+    return OK
+
+
+def _diagnosed(client, args: argparse.Namespace, namespace: str):
+    from odh.training.diagnosis.gather import Sources, diagnose_job
+
+    prometheus = client.prometheus(args.prometheus) if args.prometheus else None
+    try:
+        return diagnose_job(client.cluster, KINDS[args.kind], namespace, args.name,
+                            sources=Sources(prometheus=prometheus))
+    finally:
+        if prometheus is not None:
+            prometheus.close()
+
+
+def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
+    detail, found = _diagnosed(client, args, namespace)
+    now = now_utc()
+    if args.output:
+        dump(describe_record(detail.job, detail.summary, detail.events, found, now),
+             args.output, out)
+    else:
+        print_describe(detail.job, detail.summary, detail.events, found, out, now)
+    out.flush()
+    return detail.summary
+
+
+def _describe(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    if not args.watch:
+        _describe_once(args, client, namespace, out)
+        return OK
+    shown = None
+    for obj in job_changes(client.cluster, KINDS[args.kind], namespace, args.name):
+        if obj is None:
+            _err(_("%(name)s was deleted.") % {"name": args.name})
+            return REFUSED
+        summary = client.summary(args.name, namespace, args.kind)
+        key = (summary.status, summary.lifecycle_step, summary.workers_ready, summary.reason,
+               tuple((r.name, r.status, r.reason) for r in summary.replicas))
+        if key == shown:
+            continue
+        if shown is not None:
+            out.write("\n" + "-" * 79 + "\n")
+        shown = key
+        summary = _describe_once(args, client, namespace, out)
+        if summary.is_finished:
+            return OK if summary.status == JobStatus.SUCCEEDED else REFUSED
+    return OK
+
+
+def _logs(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    kind = KINDS[args.kind]
+    if args.all_workers:
+        pods = worker_pods(client.cluster, kind, namespace, args.name)
+        if not pods:
+            raise errors.NotFound(_("%(name)s has no Worker pods (yet): check the job's "
+                                    "status.") % {"name": args.name}, status=404)
+        for pod, text in interleaved(client.cluster, namespace, pods, follow=args.follow,
+                                     tail=args.tail):
+            out.write(f"[{pod.tag}] {text}\n")
+            if args.follow:
+                out.flush()
+        return OK
+    pod = pod_for(client.cluster, kind, namespace, args.name, args.worker)
+    if not args.follow:
+        out.write(client.cluster.read_log(namespace, pod.name, container=pod.container or None,
+                                          tail_lines=args.tail))
+        return OK
+    for _stamp, text in follow_pod_lines(client.cluster, namespace, pod.name, pod.container,
+                                         tail=args.tail):
+        out.write(text + "\n")
+        out.flush()
+    return OK
+
+
+# -- waiting and changing ------------------------------------------------------------------
+def _await(client, name: str, namespace: str, kind: str, timeout: float,
+           wait_for: str | None, out: TextIO) -> int:
+    from odh.training.errors import JobFailedError
+
+    finished = (JobStatus.SUCCEEDED, JobStatus.FAILED)
+    # a job that ends will not get to the status waited for
+    until = tuple(dict.fromkeys(((JobStatus(wait_for),) if wait_for else ()) + finished))
+    try:
+        final = client.wait(name, namespace, until=until, timeout=timeout, kind=kind)
+    except JobFailedError as failed:
+        _err(_("error: %(headline)s") % {"headline": failed.message})
+        if failed.diagnosis is not None:
+            sys.stderr.write("".join(f"  {line}\n" for line in
+                                     failed.diagnosis.text().splitlines()[1:]))
+        return REFUSED
+    wanted = JobStatus(wait_for) if wait_for else JobStatus.SUCCEEDED
+    if wait_for and final.status != wanted:
+        _err(_("error: %(name)s is %(status)s: it will not be %(wanted)s.") % {
+            "name": name, "status": final.status.value, "wanted": wanted.value})
+        return REFUSED
+    out.write(_("%(name)s %(status)s after %(duration)s.") % {
+        "name": name, "status": final.status.value,
+        "duration": format_duration(final.duration_seconds())} + "\n")
+    return OK if final.status == wanted else REFUSED
+
+
+def _wait(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    return _await(client, args.name, namespace, args.kind, args.timeout, args.wait_for or None,
+                  out)
+
+
+def _suspend(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    client.suspend(args.name, namespace, args.kind)
+    out.write(_("Suspended %(project)s/%(name)s: its Workers stop; resume it with: "
+                "odh training resume %(kind)s %(name)s -n %(project)s")
+              % {"project": namespace, "name": args.name, "kind": args.kind} + "\n")
+    return OK
+
+
+def _resume(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    client.resume(args.name, namespace, args.kind)
+    out.write(_("Resumed %(project)s/%(name)s.") % {"project": namespace,
+                                                    "name": args.name} + "\n")
+    return OK
+
+
+def _confirmed(args: argparse.Namespace, namespace: str) -> bool:
+    if args.confirm:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(_("Deleting %(project)s/%(name)s cannot be undone: pass --confirm "
+                           "to delete it without being asked.")
+                         % {"project": namespace, "name": args.name})
+    sys.stderr.write(_("Delete %(project)s/%(name)s with its Launcher and Workers? [y/N] ")
+                     % {"project": namespace, "name": args.name})
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _delete(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    if not _confirmed(args, namespace):
+        _err(_("Nothing deleted."))
+        return REFUSED
+    kind = KINDS[args.kind]
+    client.delete_job(args.name, namespace, kind)
+    if args.wait:
+        deadline = time.monotonic() + args.timeout
+        gone = False
+        try:
+            for obj in job_changes(client.cluster, kind, namespace, args.name,
+                                   deadline=deadline):
+                if obj is None:
+                    gone = True
+                    break
+        except errors.NotFound:
+            gone = True
+        if not gone:
+            raise errors.JobTimeoutError(_("%(name)s is still being deleted after %(seconds)d "
+                                           "seconds.") % {"name": args.name,
+                                                          "seconds": int(args.timeout)})
+    out.write(_("Deleted %(project)s/%(name)s with its Launcher and Workers.")
+              % {"project": namespace, "name": args.name} + "\n")
+    return OK
+
+
+VERBS = {"get": _get, "describe": _describe, "logs": _logs, "wait": _wait,
+         "suspend": _suspend, "resume": _resume, "delete": _delete}

@@ -1,0 +1,185 @@
+"""`odh training create mpijob`: the spec from flags or a manifest, and the wizard's words
+for what is wrong with it, named as the person wrote it (a flag, or a manifest field)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from odh.training.findings import FieldError
+from odh.training.fit import Fix
+from odh.training.i18n import _
+from odh.training.importing import ManifestImportError, parse_manifest_text
+from odh.training.model import EnvVar, MPIJobSpec
+from odh.training.quantity import parse_quantity
+from odh.training.syntax import read_pairs
+
+# what a person typed on the command line, by the spec attribute a finding names
+FLAGS = {
+    "name": "NAME", "namespace": "--namespace", "image": "--image", "command": "--command",
+    "workers": "--workers", "cpu_per_worker": "--cpu-per-worker",
+    "memory_per_worker": "--memory-per-worker", "gpus_per_worker": "--gpu-per-worker",
+    "slots_per_worker": "--slots-per-worker", "launcher_cpu": "--launcher-cpu",
+    "launcher_memory": "--launcher-memory", "mpi_implementation": "--mpi-implementation",
+    "node_selector": "--node-selector", "env": "--env", "priority_class": "--priority-class",
+    "queue_name": "--queue", "labels": "--label", "annotations": "--annotation",
+}
+_WORKER = "spec.mpiReplicaSpecs.Worker"
+_LAUNCHER = "spec.mpiReplicaSpecs.Launcher"
+_CONTAINER = ".template.spec.containers[0]"
+# ... and where that setting sits in an MPIJob manifest given with -f
+MANIFEST_FIELDS = {
+    "name": "metadata.name", "namespace": "metadata.namespace",
+    "image": _LAUNCHER + _CONTAINER + ".image", "worker_image": _WORKER + _CONTAINER + ".image",
+    "command": _LAUNCHER + _CONTAINER + ".command", "workers": _WORKER + ".replicas",
+    "cpu_per_worker": _WORKER + _CONTAINER + ".resources (cpu)",
+    "memory_per_worker": _WORKER + _CONTAINER + ".resources (memory)",
+    "gpus_per_worker": _WORKER + _CONTAINER + ".resources (nvidia.com/gpu)",
+    "launcher_cpu": _LAUNCHER + _CONTAINER + ".resources (cpu)",
+    "launcher_memory": _LAUNCHER + _CONTAINER + ".resources (memory)",
+    "slots_per_worker": "spec.slotsPerWorker", "mpi_implementation": "spec.mpiImplementation",
+    "env": _LAUNCHER + _CONTAINER + ".env", "volumes": _WORKER + ".template.spec.volumes",
+    "node_selector": _WORKER + ".template.spec.nodeSelector",
+    "tolerations": _WORKER + ".template.spec.tolerations",
+    "priority_class": _WORKER + ".template.spec.priorityClassName",
+    "queue_name": "metadata.labels (kueue.x-k8s.io/queue-name)",
+    "clean_pod_policy": "spec.runPolicy.cleanPodPolicy",
+    "ttl_seconds_after_finished": "spec.runPolicy.ttlSecondsAfterFinished",
+    "backoff_limit": "spec.runPolicy.backoffLimit", "labels": "metadata.labels",
+    "annotations": "metadata.annotations",
+    "launcher_creation_policy": "spec.launcherCreationPolicy",
+}
+# a fix's change -> the flag that makes it
+FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
+             "cpu_per_worker": "--cpu-per-worker", "memory_per_worker": "--memory-per-worker",
+             "launcher_cpu": "--launcher-cpu", "launcher_memory": "--launcher-memory",
+             "slots_per_worker": "--slots-per-worker", "node_selector": "--node-selector",
+             "command": "--command"}
+
+
+class UsageError(Exception):
+    """Bad input on the command line; the message says how to fix it."""
+
+
+def where(problem: FieldError, from_file: str) -> str:
+    """The flag (or, for a manifest, the field) a finding is about."""
+    head, sep, rest = problem.field.partition("[")
+    if from_file:
+        return MANIFEST_FIELDS.get(head, head + sep + rest)
+    return FLAGS.get(head, head + sep + rest)
+
+
+def fix_flags(fix: Fix) -> str:
+    """A fix as flags: "--gpu-per-worker 8 --workers 2"."""
+    parts = []
+    for key, value in fix.changes.items():
+        flag = FIX_FLAGS.get(key)
+        if flag is None:
+            continue
+        if isinstance(value, dict):
+            value = ",".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = shlex.join(str(v) for v in value)
+        parts.append(f"{flag} {shlex.quote(str(value))}")
+    return " ".join(parts)
+
+
+def _quantity(flag: str, value: str) -> str:
+    try:
+        parse_quantity(value)
+    except ValueError:
+        raise UsageError(_("%(flag)s: “%(value)s” is not a quantity: write e.g. 8, 500m, "
+                           "32Gi.") % {"flag": flag, "value": value[:40]}) from None
+    return value
+
+
+def _pairs(flag: str, text: str) -> dict[str, str]:
+    pairs, problems = read_pairs(text)
+    if problems:
+        raise UsageError(f"{flag}: " + " ".join(problems))
+    return pairs
+
+
+def read_file(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read(4 * 1024 * 1024)
+    try:
+        with open(path, "rb") as f:
+            return f.read(4 * 1024 * 1024)
+    except OSError as exc:
+        raise UsageError(_("Cannot read %(path)s: %(reason)s.")
+                         % {"path": path, "reason": exc.strerror or exc}) from None
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    after_dashes = list(args.training_command or [])
+    if args.command_text is not None:
+        if after_dashes:
+            raise UsageError(_("Give the training command once: either --command \"...\" or "
+                               "after --."))
+        try:
+            return shlex.split(args.command_text)
+        except ValueError as e:
+            raise UsageError(_("--command: %(problem)s (check the quotes).")
+                             % {"problem": e}) from None
+    return after_dashes
+
+
+def spec_from_args(args: argparse.Namespace, name: str) -> MPIJobSpec:
+    """The spec that `create` sends: the manifest's (-f) with the flags on top, or the
+    flags alone."""
+    command = _command(args)
+    if args.filename:
+        if command:
+            raise UsageError(_("Give either a manifest (-f) or a training command, not both: "
+                               "the manifest carries its own command."))
+        text = read_file(args.filename)
+        try:
+            spec = parse_manifest_text(text)
+        except ManifestImportError as exc:
+            raise UsageError(f"{args.filename}: {exc}") from None
+    else:
+        missing = [flag for flag, value in (("NAME", name), ("--image", args.image),
+                                            ("--command", command)) if not value]
+        if missing:
+            raise UsageError(_(
+                "Missing %(what)s: e.g. odh training create mpijob bert --image "
+                "quay.io/team/bert:1.0 --workers 2 --command \"horovodrun -np 2 python "
+                "train.py\"") % {"what": ", ".join(missing)})
+        spec = MPIJobSpec(name=name, image=args.image, command=command)
+    if name:
+        spec.name = name
+    if args.namespace:
+        spec.namespace = args.namespace
+    if args.image and args.filename:
+        spec.image = args.image
+    for attr, flag, value in (("cpu_per_worker", "--cpu-per-worker", args.cpu),
+                              ("memory_per_worker", "--memory-per-worker", args.memory),
+                              ("launcher_cpu", "--launcher-cpu", args.launcher_cpu),
+                              ("launcher_memory", "--launcher-memory", args.launcher_memory)):
+        if value is not None:
+            setattr(spec, attr, _quantity(flag, value))
+    settings: dict[str, Any] = {
+        "workers": args.workers, "gpus_per_worker": args.gpus,
+        "slots_per_worker": args.slots_per_worker,
+        "mpi_implementation": {"IntelMPI": "Intel"}.get(args.mpi_implementation,
+                                                        args.mpi_implementation),
+        "queue_name": args.queue, "priority_class": args.priority_class}
+    for attr, value in settings.items():
+        if value is not None:
+            setattr(spec, attr, value)
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(_("--env “%(item)s”: write NAME=VALUE, e.g. --env "
+                               "NCCL_DEBUG=INFO.") % {"item": item[:60]})
+        spec.env = [e for e in spec.env if e.name != key] + [EnvVar(name=key, value=value)]
+    if args.node_selector:
+        spec.node_selector = _pairs("--node-selector", args.node_selector)
+    for flag, attr, items in (("--label", "labels", args.label),
+                              ("--annotation", "annotations", args.annotation)):
+        for item in items:
+            setattr(spec, attr, {**getattr(spec, attr), **_pairs(flag, item)})
+    return spec

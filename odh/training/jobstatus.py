@@ -1,0 +1,114 @@
+"""The SDK's value types: `ResourceSpec` (what one pod asks for) and `JobStatus` (where a
+job stands, as `MPIJob.status()` answers). Plain Python: no cluster, no kubernetes client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from odh.training.durations import format_duration, format_timestamp
+from odh.training.quantity import GPU_RESOURCE
+from odh.training.summary import JobStatus as Phase
+from odh.training.summary import JobSummary
+
+__all__ = ["JobStatus", "Phase", "ResourceSpec"]
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """What one Launcher or Worker asks for: requests and limits alike (the MPI Operator's
+    advice, so a pod is never throttled below what it was scheduled for). `nvidia.com/gpu`
+    is set only when `gpus` > 0.
+
+        ResourceSpec(cpu="4", memory="16Gi", gpus=2)
+    """
+
+    cpu: str = "1"
+    memory: str = "2Gi"
+    gpus: int = 0
+
+    def to_dict(self) -> dict[str, dict[str, str]]:
+        """The container's `resources` block:
+        `{"requests": {"cpu": "4", ...}, "limits": {...}}`."""
+        amounts = {"cpu": str(self.cpu), "memory": str(self.memory)}
+        if self.gpus > 0:
+            amounts[GPU_RESOURCE] = str(self.gpus)
+        return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job stands: `phase` (one of the dashboard's statuses: Pending, Running,
+    Succeeded, Failed, Suspended; it compares equal to those strings), its Workers by
+    state, when it started and finished, and in plain words why it is where it is.
+
+        status = job.status()
+        if status.phase == "Running":
+            print(status.workers_running, "Workers running for", status.duration_text)
+    """
+
+    phase: Phase
+    workers_running: int
+    workers_pending: int
+    workers_failed: int
+    start_time: datetime | None
+    completion_time: datetime | None
+    workers_total: int = 0
+    reason: str = ""
+    message: str = ""
+    step: str = ""
+    created_time: datetime | None = None
+    observed_at: datetime = field(default_factory=lambda: datetime.now(UTC), compare=False)
+
+    @classmethod
+    def from_summary(cls, summary: JobSummary) -> JobStatus:
+        workers = [w for w in summary.workers
+                   if summary.kind.slug != "mpijob" or w.role == "Worker"]
+        return cls(
+            phase=summary.status,
+            workers_running=sum(w.status == "Running" for w in workers),
+            workers_pending=sum(w.status == "Pending" for w in workers),
+            workers_failed=sum(w.status == "Failed" for w in workers),
+            start_time=summary.started, completion_time=summary.finished,
+            workers_total=summary.workers_total, reason=summary.reason,
+            message=summary.message, step=summary.lifecycle_step,
+            created_time=summary.created, observed_at=summary.observed_at)
+
+    @property
+    def duration(self) -> float:
+        """Seconds run: start to completion, or to now while it runs (0 before it starts)."""
+        if self.start_time is None:
+            return 0.0
+        end = self.completion_time or datetime.now(UTC)
+        return max(0.0, (end - self.start_time).total_seconds())
+
+    @property
+    def duration_text(self) -> str:
+        """The duration as the dashboard writes it: "2h 15m 43s"."""
+        return format_duration(self.duration)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.phase in (Phase.SUCCEEDED, Phase.FAILED)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: timestamps in RFC 3339, the duration in seconds."""
+        def stamp(value: datetime | None) -> str | None:
+            return format_timestamp(value) if value else None
+
+        return {"phase": str(self.phase), "workersRunning": self.workers_running,
+                "workersPending": self.workers_pending, "workersFailed": self.workers_failed,
+                "workersTotal": self.workers_total, "startTime": stamp(self.start_time),
+                "completionTime": stamp(self.completion_time),
+                "durationSeconds": round(self.duration, 3), "reason": self.reason,
+                "message": self.message, "step": self.step}
+
+    def changed_from(self, other: JobStatus | None) -> bool:
+        """Did anything a person watching would notice change?"""
+        if other is None:
+            return True
+        keys = ("phase", "workers_running", "workers_pending", "workers_failed",
+                "workers_total", "reason", "step", "start_time", "completion_time")
+        return any(getattr(self, k) != getattr(other, k) for k in keys)
