@@ -32,34 +32,15 @@ from odh.training import (
 from odh.training.sdk import TrainingClient
 from tests import simcluster_process
 from tests.cutting_proxy import CuttingProxy
+from tests.plan_cluster import IMAGE, NS, PLAN_SCENARIO
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-NS = "team-nlp"
-IMAGE = "quay.io/team-nlp/bert:1.0"
 COMMAND = ["horovodrun", "-np", "2", "python", "train.py"]
-SCENARIO = {
-    "name": "sdk-plan",
-    "description": "Two 8-GPU nodes, a 16-GPU quota, alice editing team-nlp.",
-    "users": [{"name": "alice", "password": "alice", "groups": ["data-scientists"]},
-              {"name": "bob", "password": "bob", "groups": ["researchers"]},
-              {"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
-    "namespaces": [{"name": NS}, {"name": "research"}],
-    "nodes": [{"name": "gpu-{i}", "count": 2, "cpu": 64, "memory": "512Gi", "gpus": 8},
-              {"name": "cpu-0", "cpu": 32, "memory": "128Gi"}],
-    "access": [{"user": "alice", "role": "edit", "namespaces": [NS]},
-               {"user": "bob", "role": "view", "namespaces": ["research"]},
-               {"user": "admin", "clusterRole": "cluster-admin"}],
-    "objects": [{"apiVersion": "v1", "kind": "ResourceQuota",
-                 "metadata": {"name": "team-quota", "namespace": NS},
-                 "spec": {"hard": {"requests.nvidia.com/gpu": "16"}}}],
-}
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("sdk-plan"), SCENARIO,
-                                            name="sdk-plan.yaml")
+    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("sdk-plan"),
+                                            PLAN_SCENARIO, name="sdk-plan.yaml")
     yield sim
     sim.stop()
 

@@ -98,6 +98,9 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
         for problem in checked.errors:
             _err(f"error: {where(problem, args.filename)}: {problem.message}")
         return BAD_INPUT
+    if not checked.nodes_readable:
+        _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
+               "for a Worker was not checked."))
     fit = checked.fit
     said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
     if checked.never_fits and not args.force:
@@ -112,9 +115,6 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
     if not fit.fits:
         _err(_("warning: %(problems)s %(note)s") % {"problems": " ".join(said),
                                                      "note": fit.waiting_note})
-    if not checked.nodes_readable:
-        _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
-               "for a Worker was not checked."))
     if args.show_yaml:
         out.write(manifest_yaml(build_manifest(spec)))
     created = client.cluster.create_job(MPIJOB, spec.namespace, build_manifest(spec),
