@@ -36,7 +36,12 @@ from typing import Any
 from odh.training import errors
 from odh.training.fit import Fix
 from odh.training.i18n import _
-from odh.training.importing import ManifestImportError, parse_manifest_text
+from odh.training.importing import (
+    ManifestImportError,
+    parse_manifest_text,
+    unknown_fields,
+    unknown_fields_message,
+)
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.jobwatch import job_changes
 from odh.training.kinds import MPIJOB
@@ -310,7 +315,8 @@ class MPIJob:
                force: bool = False) -> MPIJob:
         """Create the job in the cluster and return it (so calls chain).
 
-        First the wizard's checks: a setting it would refuse raises ValidationError; a job
+        First the wizard's checks: a setting it would refuse raises ValidationError (for a
+        job read from a manifest, a field the cluster's MPIJob API does not have, too); a job
         that could never start (more than a quota holds, more than any node has, outside
         the LimitRange's bounds) raises ResourceQuotaExceeded with the wizard's fixes as
         `suggestions`, unless `force`; one that will wait for the quota's room warns
@@ -321,6 +327,11 @@ class MPIJob:
         if not self.spec.created_by:
             self.spec.created_by = self.client.whoami()
         checked = self.check()
+        if self.spec.base is not None:  # from a manifest: a misspelt field is named first
+            unknown = unknown_fields(self.client.cluster, self.namespace,
+                                     build_manifest(self.spec))
+            if unknown:
+                raise errors.ValidationError(unknown[0], unknown_fields_message(unknown))
         problems = checked.errors
         if problems:
             raise InvalidSpec(problems, names=SDK_FIELDS)

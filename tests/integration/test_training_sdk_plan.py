@@ -313,3 +313,14 @@ def test_async_jobs_watch_and_read_logs(alice):
     phases, lines = asyncio.run(scenario())
     assert phases[-1] == "Succeeded"
     assert any("Training complete" in line for line in lines)
+
+
+def test_a_misspelt_field_of_a_manifest_is_named(alice, tmp_path):
+    original = job("plan-typo", alice)
+    text = original.to_yaml().replace("cleanPodPolicy", "cleanPodPolice")
+    path = tmp_path / "typo.yaml"
+    path.write_text(text)
+    with pytest.raises(ValidationError) as refused:
+        MPIJob.from_yaml(path, client=alice).create()
+    assert refused.value.field == "spec.runPolicy.cleanPodPolice"
+    assert "has no field “spec.runPolicy.cleanPodPolice”" in refused.value.message

@@ -1,6 +1,6 @@
 """The diagnosis of failing, waiting and unwell jobs: one computation for every place that
 says why (the job page's error card, the list row's one line, the highlighted pod in
-Topology, `odh-training describe`, the SDK's exceptions), so they cannot disagree.
+Topology, `odh training describe`, the SDK's exceptions), so they cannot disagree.
 
     facts = Facts(job, pods, events, logs=..., quotas=..., nodes=...)   # facts.py
     diagnosis = diagnose(facts)   # a Diagnosis, or None for a job that is doing fine

@@ -320,7 +320,7 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
 def diagnose_job(client: ClusterClient, kind, namespace: str, name: str, *,
                  sources: Sources | None = None, now: datetime | None = None):
     """(the job's detail, its diagnosis or None), read with `client`: what the SDK's
-    `TrainingClient.diagnose` and `odh-training describe` say."""
+    `TrainingClient.diagnose` and `odh training describe` say."""
     from odh.training.diagnosis import diagnose
     from odh.training.queries import job_detail
 

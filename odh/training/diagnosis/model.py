@@ -192,7 +192,7 @@ class Diagnosis:
         }
 
     def text(self) -> str:
-        """The diagnosis as plain text, as `odh-training describe` prints it."""
+        """The diagnosis as plain text, as `odh training describe` prints it."""
         lines = [self.headline, _("Cause: %(culprit)s") % {"culprit": self.culprit_title}]
         if self.affected_labels:
             lines.append(_("Affected: %(pods)s") % {"pods": ", ".join(self.affected_labels)})
