@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from contextlib import contextmanager
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import requests
@@ -84,3 +85,23 @@ def log_in_at_openshift(sim: SimCluster, authorize_url: str, username: str,
                            allow_redirects=False, timeout=10)
     assert resp.status_code == 302, resp.text
     return resp.headers["Location"]
+
+
+@contextmanager
+def role_in(sim: SimCluster, namespace: str, user: str, role: str, binding: str):
+    """`user` holds the ClusterRole `role` in `namespace` (a RoleBinding made by admin) for
+    the duration of the block."""
+    from kubernetes import client as k8s
+
+    with sim.api_client("admin") as api:
+        rbac = k8s.RbacAuthorizationV1Api(api)
+        rbac.create_namespaced_role_binding(namespace, {
+            "metadata": {"name": binding},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                          "name": user}]})
+        try:
+            yield
+        finally:
+            rbac.delete_namespaced_role_binding(binding, namespace)

@@ -13,11 +13,14 @@ keeps the new answer for the others.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.http import HttpRequest
 
 from odh.training.access import Access, AccessCache, allowed
 from odh.training.client import ClusterClient
+from odh.training.kinds import MPIJOB, JobKind
 
 from . import session
 
@@ -43,3 +46,33 @@ def person_may(request: HttpRequest, client: ClusterClient, namespace: str, acce
                fresh: bool = False) -> bool:
     """`may` for the person signed in to this request."""
     return may(client, session.token(request), namespace, access, fresh=fresh)
+
+
+@dataclass(frozen=True)
+class JobActions:
+    """What the person may do to the jobs of one kind in one project: change them (suspend,
+    resume: `update`), delete them, create new ones (clone, retry, the wizard)."""
+
+    change: bool
+    delete: bool
+    create: bool
+
+    @property
+    def any(self) -> bool:
+        return self.change or self.delete or self.create
+
+
+def job_actions(request: HttpRequest, client: ClusterClient, namespace: str, kind: JobKind
+                ) -> JobActions:
+    """The actions to offer on `kind` jobs in `namespace` (SelfSubjectAccessReviews, kept
+    like every other answer); the cluster still decides each one when it is taken."""
+    def asks(verb: str) -> bool:
+        return person_may(request, client, namespace, Access(verb, kind.plural, kind.group))
+    return JobActions(change=asks("update"), delete=asks("delete"), create=asks("create"))
+
+
+def may_create_in(request: HttpRequest, client: ClusterClient, namespaces: list[str]
+                  ) -> list[str]:
+    """The projects among `namespaces` where the person may create MPIJobs."""
+    return [ns for ns in namespaces
+            if person_may(request, client, ns, Access("create", MPIJOB.plural, MPIJOB.group))]

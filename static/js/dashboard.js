@@ -51,3 +51,24 @@
     }
   });
 })();
+
+// Menus (<details class="dash-row-menu">): Escape closes the open one and gives focus back to
+// its button; a click elsewhere closes it too.
+(function () {
+  "use strict";
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var open = event.target.closest ? event.target.closest("details.dash-row-menu[open]") : null;
+    if (!open) open = document.querySelector("details.dash-row-menu[open]");
+    if (!open) return;
+    open.removeAttribute("open");
+    var summary = open.querySelector("summary");
+    if (summary) summary.focus();
+  });
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("details.dash-row-menu[open]").forEach(function (menu) {
+      if (!menu.contains(event.target)) menu.removeAttribute("open");
+    });
+  });
+})();

@@ -58,6 +58,7 @@ def test_a_deleted_jobs_open_page_says_so_and_offers_no_actions(page, live_dashb
     try:
         sign_in(page, live_dashboard, "alice", f"/jobs/team-nlp/mpijob/{name}/")
         actions = page.get_by_role("group", name="Job actions")
+        actions.get_by_text("Actions", exact=True).click()  # the menu of the other actions
         expect(actions.get_by_role("link", name="Delete")).to_be_visible()
         expect(page.locator("#live-socket")).to_have_attribute("data-live-state",
                                                                re.compile("open|live"))

@@ -460,7 +460,11 @@ class OwnDashboard:
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(10)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:  # a loaded machine: what the kubelet does next
+                self.proc.kill()
+                self.proc.wait(10)
 
     def end_token_lifetime(self, session_key: str) -> None:
         """What the passing of the OAuth token's `expires_in` does to the session."""

@@ -307,6 +307,10 @@ def test_logs_of_a_pytorchjob_read_its_master(sh, cluster):
     master = sh(f"odh training logs pytorchjob cli-torch -n {NS}")
     assert master.returncode == 0, master.stderr
     assert master.stdout.strip()
+    # the first CLI's form looked for a Launcher, which a PyTorchJob does not have
+    typed = sh(f"odh-training logs cli-torch --type pytorchjob -n {NS}")
+    assert typed.returncode == 0, typed.stderr
+    assert typed.stdout == master.stdout
     listed = sh(f"odh training list pytorchjob -n {NS}").stdout
     assert "cli-torch " in listed and "PyTorchJob" in listed
 

@@ -310,7 +310,12 @@ def test_async_jobs_watch_and_read_logs(alice):
         await run.delete(wait=True)
         return phases, lines
 
-    phases, lines = asyncio.run(scenario())
+    # its own thread: a Playwright test of this worker may have left a loop running in ours
+    result: list = []
+    ran = threading.Thread(target=lambda: result.append(asyncio.run(scenario())))
+    ran.start()
+    ran.join(300)
+    phases, lines = result[0]
     assert phases[-1] == "Succeeded"
     assert any("Training complete" in line for line in lines)
 

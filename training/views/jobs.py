@@ -20,7 +20,7 @@ from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
 from odh.training.status import JobStatus
 
-from .. import diagnoses, job_progress, mutations, session, subscriptions
+from .. import diagnoses, job_progress, mutations, permissions, session, subscriptions
 from ..cluster import user_client
 from ..projects import (
     can_list_everywhere,
@@ -75,6 +75,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         # a kind (or pods) refused cluster-wide is listed in the person's projects instead
         result = queries.list_summaries(client, namespaces, kinds,
                                         fallback=lambda: [p.name for p in projects])
+        # Create, Clone and Retry only where the person may create MPIJobs
+        creatable = permissions.may_create_in(request, client, [p.name for p in projects])
     filters = listing.JobFilters.from_query(request.GET)
     filters = listing.JobFilters(type=filters.type, status=filters.status, project=selected,
                                  q=filters.q, sort=filters.sort)
@@ -104,6 +106,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
             [job.namespace for job in page.object_list], result.forbidden_namespaces),
         "progress": progress,
         "diagnoses": found,
+        "creatable_projects": creatable,
     }
     return render_page(request, "training/job_list.html", context, "job-table")
 
@@ -119,7 +122,9 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
         detail = get_job_for_user(request, client, project, job_kind, name)
         context: dict = {"detail": detail, "summary": detail.summary, "tab": tab,
                          "tabs": TABS, "project": project,
-                         "now": datetime.now(UTC)}
+                         "now": datetime.now(UTC),
+                         # the actions offered: those the person may take
+                         "may": permissions.job_actions(request, client, project, job_kind)}
         if tab == "logs":
             context.update(job_logs.logs_context(request, client, detail))
     if tab == "events":
@@ -184,6 +189,12 @@ def _change_job(request: HttpRequest, client: ClusterClient, verb: str, kind: Jo
         mutations.change(request, verb, kind, project, name, action)
     except errors.NotFound:
         raise job_missing(kind, project, name) from None
+    except errors.QuotaExceeded:
+        raise
+    except errors.Forbidden as e:  # the project is theirs to see, not to change
+        return render(request, "training/errors/403.html", {
+            "project": project, "read_only": True, "message": e.message,
+            "back_url": _detail_url(project, kind, name)}, status=403)
     except (errors.Conflict, errors.Invalid) as e:
         messages.error(request, _("The cluster did not accept this change: %(reason)s")
                        % {"reason": e.message})

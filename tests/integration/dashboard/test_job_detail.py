@@ -85,15 +85,40 @@ def test_it_shows_the_overview_of_the_failed_job(alice):
     assert "MPIJobCreated" in body
 
 
+def _state_actions(body: str) -> str:
+    start = body.index('id="job-state-actions"')
+    return body[start:body.index("</div>", start)]
+
+
+def _menu(body: str) -> list[str]:
+    start = body.index('class="dash-row-menu dash-job-menu"')
+    menu = body[start:body.index("</details>", start)]
+    return [html.unescape(m) for m in re.findall(r"<li[^>]*><a [^>]*>([^<]+)</a></li>", menu)]
+
+
 def test_it_offers_the_actions_that_fit_the_status(alice):
     failed = alice.get(GPT2).content.decode()
-    assert "Delete" in failed and "Export YAML" in failed and "Export JSON" in failed
+    # finished: Clone first; Retry, exports, Compare and Delete in the menu
+    assert "/new/?clone=team-nlp/mpijob/gpt2-finetune" in _state_actions(failed)
+    assert _menu(failed) == ["Retry", "Export YAML", "Export JSON", "Compare with…", "Delete"]
     assert "/suspend/" not in failed and "/resume/" not in failed
     running = alice.get(BERT).content.decode()
-    assert "/suspend/" in running
+    assert "/suspend/" in _state_actions(running)
+    assert _menu(running) == ["Clone", "Export YAML", "Export JSON", "Compare with…", "Delete"]
     suspended = alice.get(reverse("training-job-detail",
                                   args=["team-cv", "mpijob", "whisper-asr-eval"])).content.decode()
-    assert "/resume/" in suspended and 'data-status="Suspended"' in suspended
+    assert "/resume/" in _state_actions(suspended) and 'data-status="Suspended"' in suspended
+    assert 'data-may-change="true" data-may-create="true"' in running
+
+
+def test_it_offers_bob_no_action_he_may_not_take(bob):
+    """bob may view research, nothing more: no Suspend, no Clone, Retry or Delete."""
+    body = bob.get(reverse("training-job-detail",
+                           args=["research", "pytorchjob", "bert-classifier-ddp"])).content.decode()
+    assert "/suspend/" not in body and "/delete/" not in body and "?clone=" not in body
+    assert _menu(body) == ["Export YAML", "Export JSON", "Compare with…"]
+    # a pushed Suspend (the same for every viewer) is hidden from him by the page's flags
+    assert 'data-may-change="false" data-may-create="false"' in body
 
 
 def test_it_answers_htmx_with_the_tab_only(alice):

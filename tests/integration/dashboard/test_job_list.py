@@ -74,6 +74,23 @@ def test_it_shows_bob_the_research_jobs_of_every_type(bob):
     assert "gpt2-finetune" not in body
 
 
+def test_it_offers_bob_create_nowhere(bob):
+    """bob may only view research: no Create job for him anywhere."""
+    body = bob.get(URL).content.decode()
+    assert "Create job" not in body and "/jobs/new/" not in body
+
+
+def test_it_offers_alice_create_and_the_row_actions_that_fit(alice):
+    body = alice.get(URL).content.decode()
+    assert "Create job" in body
+
+    def menu(name: str) -> list[str]:
+        row = body[body.index(f'id="row-actions-team-nlp-mpijob-{name}"'):]
+        return re.findall(r"<li><a [^>]*>([^<]+)</a></li>", row[:row.index("</td>")])
+    assert menu("gpt2-finetune") == ["Clone", "Retry"]  # finished: Retry too
+    assert menu("bert-large-pretrain") == ["Clone"]  # running: nothing to retry
+
+
 def test_it_explains_the_empty_state(charlie):
     body = charlie.get(URL).content.decode()
     assert "No training jobs yet" in body

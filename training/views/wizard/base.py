@@ -104,8 +104,13 @@ def new_draft(request: HttpRequest, data: dict, source: str = "",
                                       step="configuration")
 
 
-def _default_namespace(request: HttpRequest, projects: list[Project]) -> str:
+def _default_namespace(request: HttpRequest, projects: list[Project],
+                       creatable: list[str] | None = None) -> str:
+    """The remembered project, else the first; among those the person may create in, when
+    known."""
     names = [p.name for p in projects]
+    if creatable:
+        names = [n for n in names if n in creatable]
     remembered = request.session.get(PROJECT_KEY, "")
     if remembered in names:
         return remembered
@@ -113,7 +118,8 @@ def _default_namespace(request: HttpRequest, projects: list[Project]) -> str:
 
 
 def fresh_data(request: HttpRequest, projects: list[Project],
-               spec: MPIJobSpec | None = None, keep: dict | None = None) -> dict:
+               spec: MPIJobSpec | None = None, keep: dict | None = None,
+               creatable: list[str] | None = None) -> dict:
     """Draft data for a spec (or the defaults), in the person's project unless given one."""
     data = drafts.data_from_spec(spec or MPIJobSpec())
     keep = keep or {}
@@ -121,7 +127,7 @@ def fresh_data(request: HttpRequest, projects: list[Project],
         if keep.get(name):
             data[name] = keep[name]
     if not data.get("namespace"):
-        data["namespace"] = _default_namespace(request, projects)
+        data["namespace"] = _default_namespace(request, projects, creatable)
     return data
 
 

@@ -20,7 +20,7 @@ from odh.training.kept import kept_fields
 from odh.training.sdk import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest, manifest_yaml
 
-from ... import drafts
+from ... import drafts, permissions
 from ... import wizard_checks as checks
 from ...forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
 from ...models import JobTemplate, WizardDraft
@@ -49,8 +49,12 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
         if step == "configuration":
             form = ConfigurationForm(data=_form_data(data, drafts.CONFIGURATION_FIELDS),
                                      validate_url=validate_url, messages=shown)
+            # only the projects where the person may create MPIJobs
+            creatable = set(permissions.may_create_in(request, client,
+                                                      [p.name for p in projects]))
             form.set_choices("namespace", [(p.name, p.label if p.label == p.name
-                                            else f"{p.label} ({p.name})") for p in projects],
+                                            else f"{p.label} ({p.name})") for p in projects
+                                           if p.name in creatable],
                              _("%(value)s (not one of your projects)"))
             context["form"] = form
         elif step == "resources":

@@ -17,7 +17,7 @@ from odh.training.client import ClusterClient, Project
 from odh.training.importing import ManifestImportError, parse_manifest_text
 from odh.training.spec import ManifestError, read_manifest
 
-from ... import drafts, params
+from ... import drafts, params, permissions
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...forms import ImportForm
@@ -59,6 +59,8 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
     """Step 1's buttons: an empty MPIJob, a built-in or saved template, or an import."""
     post = request.POST
     keep = draft.data if draft is not None else {}
+    # a new draft starts in a project where the person may create jobs
+    creatable = permissions.may_create_in(request, client, [p.name for p in projects])
     if post.get("cancel") and draft is not None:
         draft.delete()
         messages.info(request, _("The new job was cancelled; nothing was created."))
@@ -76,7 +78,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             form = ImportForm(data={"manifest": post.get("manifest", "")})
             return render_step(request, draft, "type", client=client, projects=projects,
                                 extra={"import_form": form, "import_error": str(e)})
-        data = fresh_data(request, projects, spec)
+        data = fresh_data(request, projects, spec, creatable=creatable)
         response = _begin(request, draft, data, "import", spec.base)
         warn_of_unknown_fields(request, client, data, spec.base)
         return response
@@ -86,7 +88,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             raise Http404(_("There is no template called “%(name)s”.")
                           % {"name": post["template"]})
         spec = template.new_spec()
-        data = fresh_data(request, projects, spec, keep)
+        data = fresh_data(request, projects, spec, keep, creatable)
         return _begin(request, draft, data, f"template:{template.slug}", spec.base)
     if post.get("saved"):
         saved = _saved_template_for_user(request, post["saved"], projects)
@@ -100,12 +102,13 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             return redirect(step_url(draft, "type") if draft else
                             reverse("training-job-new"))
         spec.name = ""
-        data = fresh_data(request, projects, spec, keep)
+        data = fresh_data(request, projects, spec, keep, creatable)
         return _begin(request, draft, data, f"template:saved/{saved.pk}", spec.base)
     # "Create an MPIJob": keep whatever the draft has, or start from the defaults
     if draft is not None:
         return redirect(step_url(draft, "configuration"))
-    return _begin(request, None, fresh_data(request, projects), "", None)
+    return _begin(request, None, fresh_data(request, projects, creatable=creatable), "",
+                  None)
 
 
 def _begin(request: HttpRequest, draft: WizardDraft | None, data: dict, source: str,

@@ -9,9 +9,8 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
-from kubernetes import client as k8s
 
-from tests.dashboard_support import sign_in
+from tests.dashboard_support import role_in, sign_in
 from tests.html_checks import assert_valid
 from tests.integration.dashboard.wizard.wizard_flow import fill, start, step_url, unique
 from training.models import JobTemplate
@@ -22,18 +21,8 @@ SHARE_CHOICE = "Everyone who can see the project team-cv"
 @pytest.fixture
 def bob_views_team_cv(demo_cluster):
     """bob gets view (not edit) in team-cv: he sees the project, may not create there."""
-    with demo_cluster.api_client("admin") as api:
-        rbac = k8s.RbacAuthorizationV1Api(api)
-        rbac.create_namespaced_role_binding("team-cv", {
-            "metadata": {"name": "sharing-bob-view"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": "view"},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                          "name": "bob"}]})
-        try:
-            yield
-        finally:
-            rbac.delete_namespaced_role_binding("sharing-bob-view", "team-cv")
+    with role_in(demo_cluster, "team-cv", "bob", "view", "sharing-bob-view"):
+        yield
 
 
 @pytest.fixture
@@ -118,3 +107,16 @@ def test_review_of_a_plain_wizard_job_has_no_such_list(alice):
     key = start(alice)
     fill(alice, key, name=unique("plain"), namespace="team-cv", workers=1)
     assert 'id="kept-fields"' not in alice.get(step_url(key, "review")).content.decode()
+
+
+def test_the_wizard_offers_only_the_projects_one_may_create_in(demo_cluster, db):
+    """alice also views research (no edit there): her wizard offers team-nlp and team-cv."""
+    with role_in(demo_cluster, "research", "alice", "view", "wizard-alice-view"):
+        alice = Client()
+        sign_in(alice, demo_cluster, "alice")
+        assert "research" in alice.get(reverse("training-job-list")).content.decode()
+        key = start(alice)
+        page = alice.get(step_url(key, "configuration")).content.decode()
+        select = page[page.index('name="namespace"'):]
+        offered = re.findall(r'<option value="([^"]+)"', select[:select.index("</select>")])
+        assert sorted(offered) == ["team-cv", "team-nlp"]

@@ -1,0 +1,52 @@
+"""The actions a job's page and the list offer fit the person and the job: one primary
+action by state, the rest in a menu that closes on Escape; nothing the person may not do."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import sign_in
+
+MUTATIONS = ("Suspend", "Resume", "Clone", "Retry", "Delete")
+
+
+def test_bob_is_offered_nothing_he_may_not_do_in_research(page, live_dashboard):
+    sign_in(page, live_dashboard, "bob")
+    expect(page.get_by_role("heading", name="Training jobs")).to_be_visible()
+    expect(page.get_by_role("link", name="Create job")).to_have_count(0)
+    page.get_by_role("link", name="bert-classifier-ddp").click()
+    actions = page.get_by_role("group", name="Job actions")
+    expect(actions).to_be_visible()
+    for name in MUTATIONS:
+        expect(actions.get_by_role("button", name=name)).to_have_count(0)
+        expect(actions.get_by_role("link", name=name)).to_have_count(0)
+    actions.get_by_text("Actions", exact=True).click()
+    expect(actions.get_by_role("link", name="Export YAML")).to_be_visible()
+    expect(actions.get_by_role("link", name="Compare with…")).to_be_visible()
+
+
+def test_alices_running_job_leads_with_suspend_and_its_menu_closes_on_escape(page,
+                                                                            live_dashboard):
+    sign_in(page, live_dashboard, "alice", "/jobs/team-nlp/mpijob/bert-large-pretrain/")
+    actions = page.get_by_role("group", name="Job actions")
+    expect(actions.get_by_role("button", name="Suspend")).to_be_visible()
+    expect(actions.get_by_role("link", name="Retry")).to_have_count(0)  # it is running
+    menu = actions.locator("summary")
+    menu.focus()
+    page.keyboard.press("Enter")
+    delete = actions.get_by_role("link", name="Delete")
+    expect(delete).to_be_visible()
+    expect(actions.get_by_role("link", name="Clone")).to_be_visible()
+    delete.focus()
+    page.keyboard.press("Escape")
+    expect(delete).to_be_hidden()
+    expect(menu).to_be_focused()
+
+
+def test_a_finished_job_leads_with_clone_and_offers_retry(page, live_dashboard):
+    sign_in(page, live_dashboard, "alice", "/jobs/team-nlp/mpijob/gpt2-finetune/")
+    actions = page.get_by_role("group", name="Job actions")
+    expect(actions.get_by_role("link", name="Clone")).to_be_visible()
+    expect(actions.get_by_role("button", name="Suspend")).to_have_count(0)
+    actions.get_by_text("Actions", exact=True).click()
+    expect(actions.get_by_role("link", name="Retry")).to_be_visible()
