@@ -53,7 +53,7 @@ from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
     from odh.training.asyncjobs import AsyncMPIJob
-    from odh.training.jobs import MPIJob, QuotaWarning
+    from odh.training.jobs import MPIJob, QuotaWarning, SettingWarning
     from odh.training.sdk import InvalidSpec, TrainingClient
 
 __all__ = [
@@ -88,6 +88,7 @@ __all__ = [
     "QuotaWarning",
     "ResourceQuotaExceeded",
     "ResourceSpec",
+    "SettingWarning",
     "Toleration",
     "Totals",
     "TrainingClient",
@@ -114,7 +115,7 @@ __all__ = [
 
 # loaded on first use: they bring the kubernetes client
 _LAZY = {"TrainingClient": "sdk", "InvalidSpec": "sdk", "MPIJob": "jobs",
-         "QuotaWarning": "jobs", "AsyncMPIJob": "asyncjobs"}
+         "QuotaWarning": "jobs", "SettingWarning": "jobs", "AsyncMPIJob": "asyncjobs"}
 
 
 def __getattr__(name: str) -> Any:

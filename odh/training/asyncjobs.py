@@ -73,6 +73,22 @@ class AsyncMPIJob:
     def spec(self):
         return self.job.spec
 
+    @property
+    def namespace(self) -> str:
+        return self.job.namespace
+
+    @property
+    def client(self):
+        return self.job.client
+
+    @property
+    def object(self) -> dict | None:
+        return self.job.object
+
+    def update(self, **settings: Any) -> AsyncMPIJob:
+        self.job.update(**settings)
+        return self
+
     def __repr__(self) -> str:
         return "Async" + repr(self.job)
 
@@ -85,6 +101,18 @@ class AsyncMPIJob:
     def from_template(cls, template_name: str, **overrides: Any) -> AsyncMPIJob:
         return cls.wrap(MPIJob.from_template(template_name, **overrides))
 
+    @classmethod
+    def from_spec(cls, spec, **options: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_spec(spec, **options))
+
+    @classmethod
+    def from_manifest(cls, manifest: dict, **options: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_manifest(manifest, **options))
+
+    @classmethod
+    def from_manifest_text(cls, text: str | bytes, **options: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_manifest_text(text, **options))
+
     def to_yaml(self, path: str | Path | None = None) -> str:
         return self.job.to_yaml(path)
 
@@ -96,8 +124,14 @@ class AsyncMPIJob:
             await self.wait_for_completion(timeout)
         return self
 
+    async def check(self):
+        return await _run(self.job.check)
+
     async def status(self) -> JobStatus:
         return await _run(self.job.status)
+
+    async def summary(self):
+        return await _run(self.job.summary)
 
     async def wait_for_completion(self, timeout: float = 3600) -> JobStatus:
         return await _run(self.job.wait_for_completion, timeout)

@@ -76,9 +76,10 @@ class JobTimeoutError(ODHError, TimeoutError):
 
     code = "Timeout"
 
-    def __init__(self, message: str, status: object = None) -> None:
+    def __init__(self, message: str, status: object = None, summary: object = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = status  # a JobStatus: where the job was (None: it was deleted)
+        self.summary = summary  # the dashboard's JobSummary, where one was read
 
 
 @dataclass

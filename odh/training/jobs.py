@@ -48,12 +48,20 @@ from odh.training.kinds import MPIJOB
 from odh.training.logfollow import follow_pod_lines, pod_for
 from odh.training.preflight import Preflight, preflight
 from odh.training.sdk import InvalidSpec, TrainingClient
-from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, build_manifest, manifest_yaml
+from odh.training.spec import (
+    EnvVar,
+    ManifestError,
+    MPIJobSpec,
+    PVCVolume,
+    build_manifest,
+    manifest_yaml,
+)
 from odh.training.spec import read_manifest as spec_from_manifest
 from odh.training.summary import JobSummary
 from odh.training.templates import BUILTIN_TEMPLATES, template_by_slug
 
-__all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "default_client", "fix_arguments"]
+__all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "SettingWarning", "default_client",
+           "fix_arguments"]
 
 MPI_ALIASES = {"openmpi": "OpenMPI", "intelmpi": "Intel", "intel": "Intel", "mpich": "MPICH"}
 # the spec's attribute -> how the SDK's constructor names it
@@ -77,6 +85,11 @@ _clients_lock = threading.Lock()
 
 class QuotaWarning(UserWarning):
     """The job fits the cluster but not the quota's room now: it will wait, Pending."""
+
+
+class SettingWarning(UserWarning):
+    """A setting the wizard allows but warns about (an -np that does not match Workers x
+    Slots per worker, a memory limit without request...): the job is created."""
 
 
 def default_client(kubeconfig: str | None = None, context: str | None = None
@@ -161,7 +174,7 @@ class MPIJob:
                  volumes: Sequence[PVCVolume | Mapping[str, Any]] | None = None,
                  mpi_implementation: str = "OpenMPI", clean_pod_policy: str = "Running",
                  ttl_seconds_after_finished: int | None = 3600, *,
-                 queue: str = "", priority_class: str = "",
+                 backoff_limit: int | None = None, queue: str = "", priority_class: str = "",
                  node_selector: Mapping[str, str] | None = None,
                  labels: Mapping[str, str] | None = None,
                  annotations: Mapping[str, str] | None = None,
@@ -184,6 +197,7 @@ class MPIJob:
             queue_name=queue, priority_class=priority_class,
             clean_pod_policy=clean_pod_policy,
             ttl_seconds_after_finished=ttl_seconds_after_finished,
+            backoff_limit=backoff_limit,
             labels=dict(labels or {}), annotations=dict(annotations or {}))
         self._init(spec, client, kubeconfig, context)
 
@@ -247,7 +261,12 @@ class MPIJob:
 
     @classmethod
     def from_manifest(cls, manifest: dict, **options: Any) -> MPIJob:
-        return cls.from_spec(spec_from_manifest(manifest), **options)
+        """An MPIJob from a manifest already parsed (a dict, as the API returns it)."""
+        try:
+            spec = spec_from_manifest(manifest)
+        except ManifestError as e:
+            raise errors.ValidationError("manifest", str(e)) from None
+        return cls.from_spec(spec, **options)
 
     def to_yaml(self, path: str | Path | None = None) -> str:
         """The manifest that `create` sends, as YAML (also written to `path` if given)."""
@@ -341,6 +360,9 @@ class MPIJob:
                                                  if checked.fit.node_problem else [])),
                 suggestions=[f"{fix.label} ({fix_arguments(fix)})" for fix in
                              checked.fit.fixes] + [_("Pass force=True to create it anyway.")])
+        for finding in checked.warnings:
+            warnings.warn(SettingWarning(f"{SDK_FIELDS.get(finding.field, finding.field)}: "
+                                         f"{finding.message}"), stacklevel=2)
         if checked.waits:
             warnings.warn(QuotaWarning(" ".join(checked.fit.problems + [
                 checked.fit.waiting_note])), stacklevel=2)
@@ -428,8 +450,9 @@ class MPIJob:
         try:
             last = self.status()
         except errors.NotFound:
-            raise errors.JobTimeoutError(_("%(name)s was deleted before it finished.")
-                                         % {"name": self.name}) from None
+            raise errors.NotFound(_("%(name)s was deleted before it finished.")
+                                  % {"name": self.name}, status=404,
+                                  namespace=self.namespace) from None
         raise errors.JobTimeoutError(
             _("%(name)s is still %(status)s after %(seconds)d seconds.") % {
                 "name": self.name, "status": last.phase.value, "seconds": int(timeout)},

@@ -10,8 +10,7 @@ from typing import Any
 
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.quantity import GPU_RESOURCE
-from odh.training.summary import JobStatus as Phase
-from odh.training.summary import JobSummary
+from odh.training.summary import JobSummary, Phase
 
 __all__ = ["JobStatus", "Phase", "ResourceSpec"]
 

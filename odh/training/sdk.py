@@ -17,6 +17,7 @@ dashboard's queries, so a summary here is the one the dashboard shows. Every fai
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -75,23 +76,39 @@ class InvalidSpec(errors.ValidationError):
         first = problems[0] if problems else None
         super().__init__(shown(first.field) if first else "",
                          first.message if first else "")
-        self.message = "; ".join(f"{shown(p.field)}: {p.message}" for p in problems)
+        self.message = " ".join(f"{shown(p.field)}: {p.message}" for p in problems)
         self.args = (self.message,)
+
+
+def _config_file(kubeconfig: str | None) -> str | None:
+    """The kubeconfig to read: the one given, else $KUBECONFIG as it is now (the client
+    reads it once, at import), else the client's default (~/.kube/config)."""
+    return kubeconfig or os.environ.get("KUBECONFIG") or None
+
+
+def context_namespace(kubeconfig: str | None, context: str | None) -> str:
+    """The namespace the kubeconfig's context names, read from the file alone ("" when it
+    names none or there is no kubeconfig)."""
+    try:
+        contexts, active = k8s_config.list_kube_config_contexts(
+            config_file=_config_file(kubeconfig))
+    except (k8s_config.ConfigException, OSError):
+        return ""
+    chosen = next((c for c in contexts if c.get("name") == context), active) if context \
+        else active
+    return str((chosen or {}).get("context", {}).get("namespace") or "")
 
 
 def _connect(kubeconfig: str | None, context: str | None) -> tuple[k8s.ApiClient, str]:
     """(ApiClient, default namespace) from a kubeconfig, else from the in-cluster account."""
     try:
         configuration = k8s.Configuration()
-        k8s_config.load_kube_config(config_file=kubeconfig, context=context,
+        k8s_config.load_kube_config(config_file=_config_file(kubeconfig), context=context,
                                     client_configuration=configuration)
         # jobs awaited together (AsyncMPIJob, threads) each hold a connection
         configuration.connection_pool_maxsize = POOL_SIZE
         api_client = k8s.ApiClient(configuration)
-        contexts, active = k8s_config.list_kube_config_contexts(config_file=kubeconfig)
-        chosen = next((c for c in contexts if c.get("name") == context), active) if context \
-            else active
-        return api_client, str((chosen or {}).get("context", {}).get("namespace") or "")
+        return api_client, context_namespace(kubeconfig, context)
     except (k8s_config.ConfigException, OSError) as exc:
         if kubeconfig is not None or context is not None:
             raise ConfigurationError(_("The kubeconfig could not be used (%(problem)s): check "
@@ -261,7 +278,7 @@ class TrainingClient:
         raise errors.JobTimeoutError(
             _("%(name)s is still %(status)s after %(seconds)d seconds.")
             % {"name": name, "status": current.status.value, "seconds": int(timeout)},
-            status=current)
+            status=JobState.from_summary(current), summary=current)
 
     def failure(self, name: str, namespace: str, kind: str | JobKind = "mpijob",
                 summary: JobSummary | None = None) -> errors.JobFailedError:

@@ -10,12 +10,18 @@ from odh.training.kinds import JobKind
 from odh.training.pods import ReplicaState
 
 
-class JobStatus(StrEnum):
+class Phase(StrEnum):
+    """The dashboard's status of a job (the SDK calls it `Phase`; its `JobStatus` is the
+    status value of odh.training.jobstatus)."""
+
     PENDING = "Pending"
     RUNNING = "Running"
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     SUSPENDED = "Suspended"
+
+
+JobStatus = Phase  # the name the dashboard's own modules use
 
 
 @dataclass

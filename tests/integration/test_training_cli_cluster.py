@@ -79,7 +79,7 @@ def test_it_creates_a_job_from_flags_and_lists_and_describes_it(cli, training):
     created = cli(*small_job("cli-flags", "--env", "NCCL_DEBUG=INFO"))
     assert created.returncode == 0, created.stderr
     assert created.stdout.startswith("Created the MPIJob team-nlp/cli-flags: 2 Workers x "
-                                     "1 CPU, 1Gi, 1 slots per worker.")
+                                     "1 CPU, 1Gi, 1 slot per worker.")
     job = training.get_job("cli-flags", NAMESPACE)
     worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
     assert worker["replicas"] == 2

@@ -26,6 +26,7 @@ from odh.training import (
     QuotaWarning,
     ResourceQuotaExceeded,
     ResourceSpec,
+    SettingWarning,
     ValidationError,
     errors,
 )
@@ -55,8 +56,11 @@ def job(name: str, client: TrainingClient, run_seconds: float = 3, **options) ->
     annotations = {"simcluster.io/run-seconds": str(run_seconds),
                    **options.pop("annotations", {})}
     options.setdefault("worker_resources", ResourceSpec(cpu="1", memory="1Gi"))
-    return MPIJob(name=name, namespace=NS, workers=options.pop("workers", 2), image=IMAGE,
-                  command=COMMAND, annotations=annotations, client=client, **options)
+    workers = options.pop("workers", 2)
+    ranks = workers * max(1, options["worker_resources"].gpus)  # -np as the wizard wants it
+    command = ["horovodrun", "-np", str(ranks), "python", "train.py"]
+    return MPIJob(name=name, namespace=NS, workers=workers, image=IMAGE, command=command,
+                  annotations=annotations, client=client, **options)
 
 
 def run_example(cluster, script: str, name: str, timeout: float = 240
@@ -192,6 +196,13 @@ def test_a_job_that_must_wait_for_the_quota_warns(alice):
         holder.delete(wait=True)
 
 
+def test_a_setting_the_wizard_warns_about_warns(alice):
+    odd = MPIJob(name="plan-odd", namespace=NS, workers=2, image=IMAGE, command=COMMAND,
+                 worker_resources=ResourceSpec(cpu="1", memory="1Gi", gpus=2), client=alice)
+    with pytest.warns(SettingWarning, match=r"-np 2.*change -np to 4"):
+        odd.create(dry_run=True)
+
+
 def test_every_job_records_its_creator(alice):
     created = job("plan-creator", alice).create()
     assert created.object["metadata"]["annotations"]["opendatahub.io/username"] == "alice"
@@ -301,7 +312,7 @@ def test_async_jobs_watch_and_read_logs(alice):
 
     async def scenario() -> tuple[list[str], list[str]]:
         run = AsyncMPIJob(name="plan-async", namespace=NS, workers=1, image=IMAGE,
-                          command=COMMAND, client=alice,
+                          command=["horovodrun", "-np", "1", "python", "t.py"], client=alice,
                           annotations={"simcluster.io/run-seconds": "5"},
                           worker_resources=ResourceSpec(cpu="1", memory="1Gi"))
         await run.create()

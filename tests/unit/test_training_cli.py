@@ -241,3 +241,28 @@ def test_it_is_installed_as_odh_and_odh_training():
                if s.name in ("odh", "odh-training")}
     assert scripts == {"odh": "odh.training.cli:odh_exit",
                        "odh-training": "odh.training.cli:main_exit"}
+
+
+def test_list_takes_no_name(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.odh_main(["training", "list", "mpijob", "bert"], out=io.StringIO())
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith(
+        "error: list takes no job name: odh training get mpijob bert shows one job\n")
+
+
+def test_a_client_dry_run_takes_the_project_from_the_kubeconfig(capsys, tmp_path,
+                                                                  monkeypatch):
+    """Read from the file alone: the server it names is never asked."""
+    config = tmp_path / "kubeconfig"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u",
+                                               "namespace": "team-cv"}}]}))
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert", "--image", "i:1",
+                         "--dry-run=client", *COMMAND)
+    assert code == 0, err
+    assert yaml.safe_load(out)["metadata"]["namespace"] == "team-cv"

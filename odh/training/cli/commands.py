@@ -59,7 +59,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- create --------------------------------------------------------------------------------
 def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
-    """--dry-run=client: the wizard's own rules, and the manifest; nothing is sent."""
+    """--dry-run=client: the wizard's own rules, and the manifest; nothing is sent (the
+    project, when not given, is the kubeconfig context's, read from the file)."""
+    if not spec.namespace:
+        from odh.training.sdk import context_namespace
+
+        spec.namespace = context_namespace(args.kubeconfig, args.context) or "default"
     findings = validate_spec(spec)
     for problem in warnings_of(findings):
         _err(_("warning: %(where)s: %(message)s") % {
@@ -137,8 +142,10 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
 # -- reading -------------------------------------------------------------------------------
 def _list(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     everywhere = args.all_namespaces or not namespace
+    # no type named: every kind, as the dashboard's list shows them
     summaries = [s for s in client.list_jobs(None if everywhere else namespace)
-                 if s.kind.slug == args.kind and (not args.status or s.status == args.status)]
+                 if (s.kind.slug == args.kind or not args.kind_given)
+                 and (not args.status or s.status == args.status)]
     print_list(summaries, out, now_utc(), fmt=args.output, all_namespaces=everywhere)
     return OK
 
@@ -233,7 +240,8 @@ def _await(client, name: str, namespace: str, kind: str, timeout: float,
     # a job that ends will not get to the status waited for
     until = tuple(dict.fromkeys(((JobStatus(wait_for),) if wait_for else ()) + finished))
     try:
-        final = client.wait(name, namespace, until=until, timeout=timeout, kind=kind)
+        final = client.wait(name, namespace, until=until, timeout=timeout, kind=kind,
+                            raise_on_failure=wait_for != JobStatus.FAILED)
     except JobFailedError as failed:
         _err(_("error: %(headline)s") % {"headline": failed.message})
         if failed.diagnosis is not None:

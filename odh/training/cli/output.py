@@ -19,11 +19,11 @@ import yaml
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.events import event_time, involved
 from odh.training.events import message as event_message
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.jobstatus import JobStatus
 from odh.training.kinds import MPIJOB
 from odh.training.manifest import ManifestError, read_manifest
-from odh.training.quantity import format_cpu, format_memory
+from odh.training.quantity import format_cpu, format_memory, format_resources
 from odh.training.summary import JobSummary
 from odh.training.totals import totals_for
 
@@ -206,14 +206,15 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
 
 
 def totals_text(spec) -> str:
+    """"2 Workers x 1 CPU, 1Gi, 1 GPU, 1 slot per worker" (what is not set is left out)."""
     totals = totals_for(spec)
-    parts = [_("%(workers)d Workers x %(cpu)s CPU, %(memory)s") % {
-        "workers": totals.workers, "cpu": format_cpu(totals.cpu_per_worker),
-        "memory": format_memory(totals.memory_per_worker)}]
-    if totals.gpus_per_worker:
-        parts[0] += ", " + _("%(gpus)d GPU") % {"gpus": totals.gpus_per_worker}
-    parts.append(_("%(slots)d slots per worker") % {"slots": spec.effective_slots})
-    return ", ".join(parts)
+    each = format_resources(totals.cpu_per_worker or None, totals.memory_per_worker or None,
+                            totals.gpus_per_worker)
+    workers = ngettext("%(workers)d Worker", "%(workers)d Workers", totals.workers) % {
+        "workers": totals.workers}
+    slots = ngettext("%(slots)d slot per worker", "%(slots)d slots per worker",
+                     spec.effective_slots) % {"slots": spec.effective_slots}
+    return f"{workers} x {each}, {slots}" if each else f"{workers}, {slots}"
 
 
 def now_utc() -> datetime:

@@ -189,12 +189,17 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     args.training_command = training_command
     target = list(args.target)
     kind = args.type or "mpijob"
+    args.kind_given = bool(args.type)
     if target and target[0].lower() in TYPE_WORDS:
         kind = TYPE_WORDS[target.pop(0).lower()]
+        args.kind_given = True
     if len(target) > 1:
         parser.error(_("one job name at a time (got %(names)s)") % {"names": " ".join(target)})
     args.kind = kind
     args.name = target[0] if target else (getattr(args, "name", "") or "")
+    if head.verb == "list" and args.name:
+        parser.error(_("list takes no job name: %(prog)s get %(kind)s %(name)s shows one job")
+                     % {"prog": prog, "kind": kind, "name": args.name})
     if head.verb not in ("list", "get", "create") and not args.name:
         parser.error(_("which job? e.g. %(prog)s %(verb)s mpijob NAME")
                      % {"prog": prog, "verb": head.verb})
