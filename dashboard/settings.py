@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "training.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # request.htmx for everything after it (sign-in redirects and error pages included)
+    "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -69,7 +71,6 @@ MIDDLEWARE = [
     "training.middleware.DashboardLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
     "training.middleware.ClusterErrorMiddleware",
 ]
 

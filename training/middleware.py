@@ -18,6 +18,8 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
+from django_htmx.http import HttpResponseClientRedirect, reswap
+from django_htmx.middleware import HtmxDetails
 
 from odh.training import errors
 
@@ -83,14 +85,21 @@ def _page_of(request: HttpRequest) -> str:
     return reverse("training-job-list")
 
 
+def htmx_of(request: HttpRequest) -> HtmxDetails:
+    """django-htmx's view of the request (HtmxMiddleware sets it early; read here for the
+    requests that meet an error before it ran)."""
+    found = getattr(request, "htmx", None)
+    return found if isinstance(found, HtmxDetails) else HtmxDetails(request)
+
+
 def page_to_return_to(request: HttpRequest) -> str:
     """Where "Try again" and sign-in lead after this request: its own address after a GET;
     after a POST (whose address may take POST only: a link to it would answer 405), the
     page the form was sent from, if it is one of this site's, else the job's or draft's."""
     if request.method in ("GET", "HEAD"):
         return request.get_full_path()
-    for url in (request.headers.get("HX-Current-URL") if request.headers.get("HX-Request")
-                else None, request.headers.get("Referer")):
+    htmx = htmx_of(request)
+    for url in (htmx.current_url if htmx else None, request.headers.get("Referer")):
         if _same_site_page(request, url):
             return url
     return _page_of(request)
@@ -98,14 +107,15 @@ def page_to_return_to(request: HttpRequest) -> str:
 
 def login_redirect(request: HttpRequest, next_url: str | None = None) -> HttpResponse:
     """Back through sign-in, then to the page the person was on (or to `next_url`)."""
+    htmx = htmx_of(request)
     if next_url is None:
         next_url = page_to_return_to(request)
-        if request.headers.get("HX-Request") and request.headers.get("HX-Current-URL"):
-            next_url = request.headers["HX-Current-URL"]
+        if htmx and htmx.current_url:
+            next_url = htmx.current_url
     url = reverse("training-login") + "?" + urlencode({"next": next_url})
-    if request.headers.get("HX-Request"):
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
+    if htmx:
+        response = HttpResponseClientRedirect(url)
+        response.status_code = 204  # nothing to swap: htmx loads the sign-in page
         return response
     return HttpResponseRedirect(url)
 
@@ -179,23 +189,25 @@ class ClusterErrorMiddleware:
             from .views.errors import not_allowed
 
             response = not_allowed(request, response.get("Allow", ""))
-        if request.headers.get("HX-Request") and request.method != "GET" \
-                and response.status_code >= 400 and not response.has_header("HX-Redirect"):
+        if htmx_of(request) and request.method != "GET" and response.status_code >= 400 \
+                and not isinstance(response, HttpResponseClientRedirect):
             # A form sent by htmx stays as it is, with what was typed in it: the page shows
             # the error above it (static/js/request-errors.js reads it from this answer),
             # and its "Try again" link leads to the form's page, not to this address.
-            response["HX-Reswap"] = "none"
+            reswap(response, "none")
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception):
         if not isinstance(exception, errors.ClusterError):
             return None
         response = self._page_for(request, exception)
-        if request.headers.get("HX-Request") and request.method == "GET" \
-                and not response.has_header("HX-Redirect"):
+        if htmx_of(request) and request.method == "GET" \
+                and not isinstance(response, HttpResponseClientRedirect):
             # htmx swaps no error response: load the address as a whole page, which shows
             # the error page (or the content, if the cluster is back by then)
-            response["HX-Redirect"] = request.get_full_path()
+            redirect = HttpResponseClientRedirect(request.get_full_path())
+            redirect.status_code = response.status_code
+            return redirect
         return response
 
     def _page_for(self, request: HttpRequest, exception: errors.ClusterError) -> HttpResponse:

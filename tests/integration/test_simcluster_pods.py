@@ -191,9 +191,16 @@ def test_follow_streams_a_running_pods_log_as_it_is_written(pods):
 
 
 def test_pods_are_typed_in_lists(pods):
+    # a pod of its own (the module's tests may run on other workers, or after this one)
+    pods.create(pod("typed", ["sleep", "infinity"]))
+    wait_until(lambda: pods.read("typed").spec.node_name, 30, message="typed scheduled")
+    node = pods.read("typed").spec.node_name
     listed = pods.core.list_namespaced_pod(pods.ns)
-    assert all(isinstance(p, client.V1Pod) for p in listed.items)
-    assert pods.core.list_namespaced_pod(pods.ns, field_selector="spec.nodeName=cpu-0").items
+    assert listed.items and all(isinstance(p, client.V1Pod) for p in listed.items)
+    on_node = pods.core.list_namespaced_pod(pods.ns, field_selector=f"spec.nodeName={node}")
+    assert "typed" in {p.metadata.name for p in on_node.items}
+    assert all(p.spec.node_name == node for p in on_node.items)
+    pods.delete("typed", grace=0)
 
 
 def test_nodes_report_a_healthy_kubelet(cluster):

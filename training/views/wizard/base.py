@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django_htmx.http import HttpResponseClientRedirect
 
 from odh.training.access import Access
 from odh.training.client import ClusterClient, Project
@@ -27,9 +28,7 @@ DRAFT_MAX_AGE = timedelta(days=7)
 def leave(request: HttpRequest, url: str) -> HttpResponse:
     """Out of the wizard to another page: a whole-page navigation, also from htmx."""
     if request.htmx:
-        response = HttpResponse(status=200)
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url)
     return redirect(url)
 
 

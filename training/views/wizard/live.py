@@ -29,7 +29,7 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
     """The message fragment of the field that changed, judged with the rest of the draft."""
     draft = get_draft_for_user(request, key)
     _merge_posted(request, draft)
-    name = request.headers.get("HX-Trigger-Name") or request.POST.get("field", "")
+    name = request.htmx.trigger_name or request.POST.get("field", "")
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base,

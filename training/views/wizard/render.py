@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django_htmx.http import push_url
 
 from odh.training import errors
 from odh.training import templates as builtin_templates
@@ -68,11 +69,11 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     if extra:
         context.update(extra)
     template = "training/job_new.html"
-    if request.htmx and request.headers.get("HX-Target") == "wizard":
+    if request.htmx.target == "wizard":
         template += "#wizard"  # a boosted step change: only the wizard is swapped
     response = render(request, template, context, status=status)
     if request.htmx and draft is not None and request.method == "GET":
-        response["HX-Push-Url"] = request.get_full_path()
+        push_url(response, request.get_full_path())
     return response
 
 
