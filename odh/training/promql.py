@@ -68,11 +68,35 @@ RANGES: dict[str, TimeRange] = {r.key: r for r in (
     TimeRange("15m", 15 * 60), TimeRange("1h", 3600), TimeRange("6h", 6 * 3600),
     TimeRange("24h", 24 * 3600))}
 DEFAULT_RANGE = "1h"
+# The whole run of a job: its key carries its length ("job:5400"), so that the points a
+# page asks for later fall on the same instants (the same step) as the ones it drew.
+JOB_RANGE = "job"
+MIN_JOB_SECONDS = 5 * 60
+MAX_JOB_SECONDS = 14 * 24 * 3600
 
 
 def time_range(key: str | None) -> TimeRange:
-    """The range named `key` ("15m", "1h", "6h", "24h"); the default for anything else."""
-    return RANGES.get(key or "", RANGES[DEFAULT_RANGE])
+    """The range named `key` ("15m", "1h", "6h", "24h", or a whole run "job:<seconds>");
+    the default for anything else."""
+    key = key or ""
+    if key.startswith(JOB_RANGE + ":"):
+        seconds = key.removeprefix(JOB_RANGE + ":")
+        if seconds.isdigit() and MIN_JOB_SECONDS <= int(seconds) <= MAX_JOB_SECONDS:
+            return TimeRange(key, int(seconds))
+    return RANGES.get(key, RANGES[DEFAULT_RANGE])
+
+
+def job_time_range(started: float | None, finished: float | None, now: float
+                   ) -> tuple[TimeRange, float]:
+    """The range that shows a job's whole run, and the moment it ends: from its start to
+    its finish (a finished job), or to now (a running one), at least five minutes (a job
+    that just started), at most two weeks (the points stay few)."""
+    end = finished if finished is not None else now
+    length = end - started if started is not None else 0
+    seconds = min(MAX_JOB_SECONDS, max(MIN_JOB_SECONDS, math.ceil(length / 60) * 60))
+    rng = TimeRange(f"{JOB_RANGE}:{seconds}", seconds)
+    # the last point at or after the end, so a finished job's last minute is in
+    return rng, end + rng.step
 
 
 def promql_duration(seconds: float) -> str:

@@ -109,7 +109,10 @@
     };
   };
 
+  // The x axis: the range before the newest point; a job's whole run ("job:<seconds>")
+  // keeps its start in view while the end moves on.
   View.prototype.xRange = function () {
+    if (String(this.data.range).indexOf("job:") === 0) return [ms(this.data.start), this.end];
     return [this.end - this.data.seconds * 1000, this.end];
   };
 
@@ -193,9 +196,10 @@
         for (var i = 0; i < gd.data.length; i++) {
           if (gd.data[i].meta === s.name) { index = i; break; }
         }
-        if (index < 0) {  // a new GPU or pod: a trace of its own
+        if (index < 0) {  // a new GPU or pod: a trace of its own, and a row of numbers
           window.Plotly.addTraces(gd, self.trace(s, chart.unit, gd.data.length));
           known.series.push({name: s.name, pod: s.pod, x: [], y: []});
+          self.addRow(key, s.name);
           return;
         }
         indices.push(index);
@@ -213,6 +217,33 @@
       window.Plotly.relayout(gd, update);
       self.updateTable(key, gd, known.unit);
     });
+  };
+
+  // A row for a series that appeared after the page was drawn (filled by updateTable).
+  View.prototype.addRow = function (key, name) {
+    var table = this.root.querySelector('[data-chart-table="' + key + '"]');
+    if (!table) return;
+    var exists = false;
+    table.querySelectorAll("tr[data-series]").forEach(function (tr) {
+      if (tr.getAttribute("data-series") === name) exists = true;
+    });
+    if (exists) return;
+    var row = document.createElement("tr");
+    row.setAttribute("data-series", name);
+    var head = document.createElement("th");
+    head.setAttribute("scope", "row");
+    head.textContent = name;
+    row.appendChild(head);
+    var columns = table.querySelectorAll("thead th").length;
+    ["latest", "average", "maximum"].forEach(function (stat) {
+      var cell = document.createElement("td");
+      cell.setAttribute("data-stat", stat);
+      row.appendChild(cell);
+    });
+    for (var i = 4; i < columns; i++) row.appendChild(document.createElement("td"));
+    table.querySelector("tbody").appendChild(row);
+    var numbers = table.closest("details");
+    if (numbers) numbers.hidden = false;
   };
 
   // The numbers under a chart: latest, average and maximum over the range shown.

@@ -96,10 +96,15 @@ def test_all_pods_interleaved_search_and_pause(page, live_dashboard, running_job
     expect(page.get_by_role("switch", name="Timestamps (UTC)")).to_be_checked()
     expect(log.locator("time").first).to_be_visible()
 
-    # reading further up pauses: new lines wait behind a button
-    log.evaluate("el => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); }")
+    # reading further up pauses: new lines wait behind a button. A line that arrives just
+    # as the person scrolls may take them back down (they were following): scroll up again
     resume = page.get_by_role("button", name=re.compile(r"Paused — \d+ new lines?"))
-    expect(resume).to_be_visible(timeout=30_000)  # as soon as the next line arrives
+
+    def paused() -> bool:
+        if not resume.is_visible():
+            log.evaluate("el => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); }")
+        return resume.is_visible()
+    wait_until(paused, 60, interval=1.0, message="the Paused button after scrolling up")
     wait_until(lambda: int(re.search(r"(\d+) new", resume.inner_text()).group(1)) > 0, 30,
                message="new lines held while paused")
     screenshot("job-logs-live")

@@ -146,3 +146,35 @@ def test_bob_gets_no_team_nlp_metrics_even_from_a_prometheus_that_answers_anyone
     response = client.get(BERT + "metrics.json")
     assert response.status_code == 200
     assert len(response.json()["charts"]["gpu_util"]["series"]) == 8
+
+
+def test_a_job_started_after_its_metrics_tab_opened_gains_a_trace_per_pod(page, live_dashboard,
+                                                                          e2e_cluster):
+    """Opened while the job waits (suspended): no pod, no series. Once it runs, each pod
+    gets its trace and its row of numbers, without a reload."""
+    import uuid
+
+    from tests.training_jobs import Jobs, mpijob
+
+    jobs = Jobs(e2e_cluster.api_client("alice"), "team-nlp")
+    name = f"e2e-series-{uuid.uuid4().hex[:5]}"
+    jobs.create(mpijob(name, workers=2, run_seconds=20_000,
+                       runPolicy={"suspend": True}))
+    try:
+        sign_in(page, live_dashboard, "alice", f"/jobs/team-nlp/mpijob/{name}/?tab=metrics")
+        expect(page.get_by_text("The whole run, one point every")).to_be_visible()
+        wait_until(lambda: page.evaluate("() => !!document.querySelector("
+                                         "'#chart-cpu .js-plotly-plot')"), 30,
+                   message="the (empty) CPU chart drawn")
+        assert page.evaluate(TRACES, "cpu") == 0
+        page.evaluate("window.__notReloaded = true")
+        jobs.patch(name, {"spec": {"runPolicy": {"suspend": False}}})
+        wait_until(lambda: page.evaluate(TRACES, "cpu") >= 3, 120,
+                   message=lambda: f"a CPU trace per pod (now {page.evaluate(TRACES, 'cpu')})")
+        assert page.evaluate("window.__notReloaded === true")
+        numbers = page.locator("[data-chart-table='cpu'] tbody tr")
+        expect(numbers).to_have_count(page.evaluate(TRACES, "cpu"))
+        expect(numbers.filter(has_text=f"{name.removeprefix('e2e-')}-worker-1").or_(
+            numbers.filter(has_text="worker-1"))).to_have_count(1)
+    finally:
+        jobs.cleanup()

@@ -105,6 +105,35 @@ def test_each_range_has_a_round_step_and_200_to_400_points(key, step, points):
 def test_unknown_ranges_fall_back_to_an_hour():
     assert m.time_range("7d").key == "1h"
     assert m.time_range(None).key == "1h"
+    for bad in ("job:", "job:12", "job:abc", "job:99999999", "job:-600", "job:6e2"):
+        assert m.time_range(bad).key == "1h", bad
+
+
+def test_a_whole_run_range_carries_its_length():
+    rng = m.time_range("job:5400")
+    assert (rng.key, rng.seconds) == ("job:5400", 5400)
+    assert 200 <= rng.points <= 400
+
+
+def test_a_finished_jobs_range_covers_start_to_finish():
+    start = 1_700_000_000.0
+    rng, end = m.job_time_range(start, start + 20 * 60 + 30, now=start + 86400)
+    assert rng.seconds == 21 * 60  # whole minutes, the finish included
+    assert end == start + 20 * 60 + 30 + rng.step  # the last point after the finish
+    window = m.window(rng, end)
+    assert window.start <= start + rng.step and window.end >= start + 20 * 60 + 30
+
+
+def test_a_running_jobs_range_ends_now_and_a_young_one_shows_five_minutes():
+    start = 1_700_000_000.0
+    rng, end = m.job_time_range(start, None, now=start + 3 * 3600)
+    assert rng.seconds == 3 * 3600 and end == start + 3 * 3600 + rng.step
+    young, _end = m.job_time_range(start, None, now=start + 40)
+    assert young.seconds == 5 * 60
+    unknown, _end = m.job_time_range(None, None, now=start)
+    assert unknown.seconds == 5 * 60
+    ancient, _end = m.job_time_range(start - 90 * 86400, None, now=start)
+    assert ancient.seconds == 14 * 86400
     assert m.time_range("").key == "1h"
 
 

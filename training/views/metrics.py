@@ -123,9 +123,24 @@ def _empty_text(key: str, summary: JobSummary | None) -> str:
 
 def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str,
                     summary: JobSummary | None = None) -> dict:
-    """What tabs/metrics.html shows: the charts' data and tables, or why there are none."""
-    rng = m.time_range(request.GET.get("range"))
-    context: dict = {"metrics_range": rng.key, "metrics_ranges": list(m.RANGES),
+    """What tabs/metrics.html shows: the charts' data and tables, or why there are none.
+
+    Without a range chosen, the job's whole run (start to finish, or to now while it runs):
+    a young job is not a sliver at the edge of an hour, a finished one is not off the chart.
+    """
+    requested = request.GET.get("range", "")
+    end = None
+    if requested in m.RANGES or summary is None:
+        rng = m.time_range(requested)
+    else:
+        start = summary.started or summary.created
+        rng, end = m.job_time_range(
+            start.timestamp() if start else None,
+            summary.finished.timestamp() if summary.finished else None,
+            datetime.now(UTC).timestamp())
+    whole_run = rng.key.startswith(m.JOB_RANGE)
+    context: dict = {"metrics_range": m.JOB_RANGE if whole_run else rng.key,
+                     "metrics_ranges": [m.JOB_RANGE, *m.RANGES], "metrics_whole_run": whole_run,
                      "metrics_problem": None}
     if not settings.PROMETHEUS_URL:
         context["metrics_problem"] = (
@@ -137,7 +152,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
     try:
         check_pods_access(request, project)
         with prometheus_for(request) as client:
-            result = m.job_metrics(client, project, kind, name, rng)
+            result = m.job_metrics(client, project, kind, name, rng, now=end)
     except errors.ClusterError as e:
         log.warning("metrics of %s/%s unavailable: %s", project, name, e.message)
         context["metrics_problem"] = _problem(e, project)

@@ -126,7 +126,7 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
     cpu = re.search(r'<table[^>]*data-chart-table="cpu".*?</table>', body, re.S).group(0)
     assert re.search(r"\d+\.\d\d CPU", cpu)
     # the range buttons are plain links
-    for key in ("15m", "1h", "6h", "24h"):
+    for key in ("job", "15m", "1h", "6h", "24h"):
         assert f'href="?tab=metrics&amp;range={key}"' in body
     assert re.search(r'range=1h"[^>]*aria-current="true"', body)
 
@@ -171,6 +171,26 @@ def test_metrics_tab_of_a_finished_job_says_there_is_no_recent_data(alice):
     assert_valid(r.content.decode())
     assert "No data in this time range." in _text(r.content.decode())
     assert alice.get(RESNET_JSON, {"range": "15m"}).status_code == 200
+
+
+def test_metrics_tab_of_a_finished_job_opens_on_its_whole_run(alice):
+    """resnet50-imagenet finished hours ago: without a range chosen, the charts cover its
+    run, start to finish, instead of an empty last hour."""
+    r = alice.get(reverse("training-job-detail", args=["team-cv", "mpijob",
+                                                       "resnet50-imagenet"]),
+                  {"tab": "metrics"})
+    body = r.content.decode()
+    assert_valid(body)
+    assert "The whole run, one point every" in _text(body)
+    assert re.search(r'range=job"[^>]*aria-current="true"', body)
+    data = json.loads(re.search(r'<script id="metrics-data" type="application/json">(.*?)'
+                                r"</script>", body, re.S).group(1))
+    assert data["range"].startswith("job:")
+    assert all(chart["series"] for chart in data["charts"].values()), "the run is charted"
+    assert 'class="dash-chart-empty"' not in body
+    # the later points a page asks for fall on the same instants
+    later = alice.get(RESNET_JSON, {"range": data["range"], "since": data["end"]}).json()
+    assert later["step"] == data["step"] and later["range"] == data["range"]
 
 
 def test_metrics_tab_swaps_in_through_htmx(alice):
