@@ -72,3 +72,20 @@
     });
   });
 })();
+
+// A job's tabs: after a link (a tab, a pod from Topology, a chart range) replaced the panel,
+// focus goes to the new panel's heading, not back to the top of the page. A filter form's
+// control keeps its focus (htmx gives it back by id).
+(function () {
+  "use strict";
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "tab-content") return;
+    var config = event.detail.requestConfig;
+    var source = config && config.elt;
+    if (!source || source.tagName !== "A") return;
+    var heading = document.getElementById("tab-heading");
+    if (heading) heading.focus({ preventScroll: true });
+  });
+})();

@@ -50,3 +50,11 @@ def test_a_finished_job_leads_with_clone_and_offers_retry(page, live_dashboard):
     expect(actions.get_by_role("button", name="Suspend")).to_have_count(0)
     actions.get_by_text("Actions", exact=True).click()
     expect(actions.get_by_role("link", name="Retry")).to_be_visible()
+
+
+def test_sign_out_reads_clearly_on_the_dark_masthead(page, live_dashboard):
+    """3.3:1 before (a secondary button's blue on black); white now."""
+    sign_in(page, live_dashboard, "alice")
+    color = page.get_by_role("button", name="Sign out").evaluate(
+        "el => getComputedStyle(el).color")
+    assert color == "rgb(255, 255, 255)"

@@ -415,6 +415,16 @@ def test_keyboard_tab_to_a_worker_and_enter_opens_its_logs(page, live_dashboard)
     expect(page).to_have_url(re.compile(rf"tab=logs&pod={pod}$"))
     index = pod.rsplit("-", 1)[1]
     expect(page.get_by_role("log")).to_have_accessible_name(f"Log of Worker {index}")
+    # focus is on the new panel's heading, not back at the top of the page
+    heading = page.locator("#tab-heading")
+    expect(heading).to_be_focused()
+    expect(heading).to_have_text("Logs")
+    # and a tab chosen with the keyboard does the same
+    page.get_by_role("link", name="Events", exact=True).focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"tab=events"))
+    expect(heading).to_have_text("Events")
+    expect(heading).to_be_focused()
 
 
 # -- faults: the server goes away, the token expires -------------------------------------------
