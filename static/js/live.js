@@ -180,7 +180,9 @@
     if (!text) return;
     var row = document.createElement("tr");
     row.id = "job-events-empty";
+    row.className = "pf-v6-c-table__tr";
     var cell = document.createElement("td");
+    cell.className = "pf-v6-c-table__td";
     cell.colSpan = table.querySelectorAll("thead th").length || 1;
     cell.textContent = text;
     row.appendChild(cell);

@@ -229,18 +229,25 @@
     });
     if (exists) return;
     var row = document.createElement("tr");
+    row.className = "pf-v6-c-table__tr";
     row.setAttribute("data-series", name);
     var head = document.createElement("th");
+    head.className = "pf-v6-c-table__th";
     head.setAttribute("scope", "row");
     head.textContent = name;
     row.appendChild(head);
     var columns = table.querySelectorAll("thead th").length;
     ["latest", "average", "maximum"].forEach(function (stat) {
       var cell = document.createElement("td");
+      cell.className = "pf-v6-c-table__td";
       cell.setAttribute("data-stat", stat);
       row.appendChild(cell);
     });
-    for (var i = 4; i < columns; i++) row.appendChild(document.createElement("td"));
+    for (var i = 4; i < columns; i++) {
+      var extra = document.createElement("td");
+      extra.className = "pf-v6-c-table__td";
+      row.appendChild(extra);
+    }
     table.querySelector("tbody").appendChild(row);
     var numbers = table.closest("details");
     if (numbers) numbers.hidden = false;

@@ -58,3 +58,18 @@ def test_sign_out_reads_clearly_on_the_dark_masthead(page, live_dashboard):
     color = page.get_by_role("button", name="Sign out").evaluate(
         "el => getComputedStyle(el).color")
     assert color == "rgb(255, 255, 255)"
+
+
+def test_on_a_phone_the_list_and_a_job_page_need_no_sideways_scrolling(page, live_dashboard):
+    """390 px wide (WCAG 1.4.10 reflow): PatternFly's grid tables stack rows into cards."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        sign_in(page, live_dashboard, "alice")
+        expect(page.get_by_role("link", name="gpt2-finetune")).to_be_visible()
+        wide = "() => document.documentElement.scrollWidth - window.innerWidth"
+        assert page.evaluate(wide) <= 0
+        page.get_by_role("link", name="gpt2-finetune").click()
+        expect(page.get_by_role("heading", name="gpt2-finetune")).to_be_visible()
+        assert page.evaluate(wide) <= 0
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 900})

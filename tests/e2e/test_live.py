@@ -291,7 +291,8 @@ def test_a_pushed_event_takes_the_place_of_its_row(page, live_dashboard):
     count = rows.count()
     oldest = rows.last
     uid = oldest.get_attribute("id")
-    again = re.sub(r'(data-label="Count">)\d+<', r"\g<1>99<", oldest.evaluate("r => r.outerHTML"))
+    again = re.sub(r'(data-label="Count"[^>]*>)\d+<', r"\g<1>99<",
+                   oldest.evaluate("r => r.outerHTML"))
     sockets[-1].send(f'<tbody hx-swap-oob="afterbegin:#job-event-rows">{again}</tbody>')
     expect(rows.first).to_have_id(uid)
     expect(rows.first.locator("td[data-label=Count]")).to_have_text("99")

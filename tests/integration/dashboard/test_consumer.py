@@ -166,7 +166,7 @@ def test_a_job_page_gets_the_current_state_first_then_ready(open_tab, loop, cook
     # the Events tab's rows, every type (the page keeps those of its filter), in a frame
     # that starts with their <tbody>, or the browser's HTML parser would drop it
     events = tab.next()
-    assert events.startswith('<tbody id="job-event-rows" hx-swap-oob="true">')
+    assert events.startswith('<tbody id="job-event-rows" hx-swap-oob="true"')
     assert 'data-event-type="Normal"' in events
     ready = tab.until_ready()
     assert ready["subscriptions"] == [f"job={BERT}"]

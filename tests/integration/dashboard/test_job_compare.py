@@ -22,8 +22,8 @@ def _text(body: str) -> str:
 
 
 def _row(body: str, label: str) -> str:
-    match = re.search(rf"<tr[^>]*>\s*<th scope=\"row\">[^<]*(?:<i[^>]*></i> )?{re.escape(label)}"
-                      rf".*?</tr>", body, re.S)
+    match = re.search(rf"<tr[^>]*>\s*<th scope=\"row\"[^>]*>[^<]*(?:<i[^>]*></i> )?"
+                      rf"{re.escape(label)}.*?</tr>", body, re.S)
     assert match, f"no row {label}"
     return match.group(0)
 

@@ -168,7 +168,7 @@ def test_it_leads_from_the_audit_row_of_a_deleted_job_to_its_record(
     record, event = deleted_job_in_the_audit_trail
     trail = admin.get(reverse("training-cluster-audit"), {"project": NS, "user": "alice"})
     assert trail.status_code == 200
-    row = re.search(rf'<tr id="audit-{event.pk}">(.*?)</tr>', trail.content.decode(),
+    row = re.search(rf'<tr id="audit-{event.pk}"[^>]*>(.*?)</tr>', trail.content.decode(),
                     re.S).group(1)
     job_page = next(h for h in _hrefs(row) if NAME in h)
     gone = admin.get(job_page)

@@ -120,7 +120,7 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
     assert len(data["charts"]["gpu_util"]["series"]) == 8
     # the numbers as text: one row per GPU with latest, average and maximum
     table = re.search(r'<table[^>]*data-chart-table="gpu_util".*?</table>', body, re.S).group(0)
-    rows = re.findall(r'<tr data-series="([^"]+)">(.*?)</tr>', table, re.S)
+    rows = re.findall(r'<tr data-series="([^"]+)"[^>]*>(.*?)</tr>', table, re.S)
     assert [name.split(" GPU ")[0] for name, _ in rows] == [f"worker-{i}" for i in range(8)]
     assert all(re.search(r">\d+%<", cells) for _, cells in rows)
     cpu = re.search(r'<table[^>]*data-chart-table="cpu".*?</table>', body, re.S).group(0)
