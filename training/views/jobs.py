@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -61,6 +62,27 @@ def _selected_project(request: HttpRequest, projects: list[Project]) -> str:
     return remembered if remembered in names else ""
 
 
+def _filter_chips(request: HttpRequest, filters: listing.JobFilters,
+                  kinds: list[JobKind]) -> list[dict]:
+    """The active filters as chips ("Status: Failed"), each with the address without it
+    (the page reset; the project set to all, or the session would bring it back)."""
+    labels = {k.slug: k.label for k in kinds}
+    shown = [("project", _("Project"), filters.project),
+             ("type", _("Type"), labels.get(filters.type, filters.type)),
+             ("status", _("Status"), _(filters.status) if filters.status else ""),
+             ("q", _("Name"), filters.q)]
+    chips = []
+    for param, category, value in shown:
+        if not value:
+            continue
+        kept = {k: v for k, v in request.GET.items() if k not in (param, "page")}
+        if param == "project":
+            kept["project"] = ""
+        chips.append({"category": category, "value": value,
+                      "url": "?" + urlencode(kept)})
+    return chips
+
+
 # -- list ------------------------------------------------------------------------------------------
 @require_GET
 def job_list(request: HttpRequest) -> HttpResponse:
@@ -81,6 +103,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     filters = listing.JobFilters(type=filters.type, status=filters.status, project=selected,
                                  q=filters.q, sort=filters.sort)
     rows = listing.apply(result.summaries, filters)
+    chips = _filter_chips(request, filters, kinds)
     page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
@@ -107,6 +130,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "progress": progress,
         "diagnoses": found,
         "creatable_projects": creatable,
+        "filter_chips": chips,
     }
     return render_page(request, "training/job_list.html", context, "job-table")
 

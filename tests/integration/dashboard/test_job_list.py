@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -89,6 +90,22 @@ def test_it_offers_alice_create_and_the_row_actions_that_fit(alice):
         return re.findall(r"<li><a [^>]*>([^<]+)</a></li>", row[:row.index("</td>")])
     assert menu("gpt2-finetune") == ["Clone", "Retry"]  # finished: Retry too
     assert menu("bert-large-pretrain") == ["Clone"]  # running: nothing to retry
+
+
+def test_active_filters_are_chips_each_with_its_way_out(alice):
+    body = alice.get(URL, {"type": "mpijob", "status": "Failed", "q": "gpt"}).content.decode()
+    chips = re.search(r'<div class="pf-v6-c-label-group dash-filter-chips".*?</div>', body,
+                      re.S).group(0)
+    shown = re.findall(r'pf-v6-c-label__content">([^<]+)</span><a [^>]*href="([^"]+)"', chips)
+    assert [text for text, _url in shown] == ["Type: MPIJob", "Status: Failed", "Name: gpt"]
+    without_status = html.unescape(dict(shown)["Status: Failed"])
+    assert "status=" not in without_status and "type=mpijob" in without_status
+    assert "Clear all filters" in chips
+    assert 'aria-label="Remove the filter Status: Failed"' in chips
+    # the way out shows the other filters still applied
+    rest = alice.get(URL + without_status).content.decode()
+    assert "Type: MPIJob" in rest and "Status: Failed" not in rest
+    assert "dash-filter-chips" not in alice.get(URL, {"project": ""}).content.decode()
 
 
 def test_it_explains_the_empty_state(charlie):
