@@ -547,6 +547,9 @@ def test_the_page_reconnects_after_the_server_restarts_and_catches_up(page, own_
     page.get_by_role("button", name="Resume").click()
     expect(page.get_by_text(f"“{name}” is resuming.")).to_be_visible()
     expect(status).to_have_text(re.compile("Pending|Running"), timeout=SLOW)
+    # leave the page here: its socket and timers end now, not in the context's teardown
+    # (which has been seen to wait out pytest's timeout after this test)
+    page.goto("about:blank")
 
 
 def test_an_expired_token_sends_the_page_through_sign_in_and_back(page, own_dashboard):

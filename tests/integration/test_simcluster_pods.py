@@ -66,7 +66,9 @@ def test_a_bare_pod_goes_pending_running_succeeded_with_kubelet_events(pods):
     assert all(c.last_probe_time is None and c.last_transition_time for c in status.conditions)
     by_type = {c.type: c for c in status.conditions}
     assert (by_type["Ready"].status, by_type["Ready"].reason) == ("False", "PodCompleted")
-    assert by_type["PodReadyToStartContainers"].status == "False"
+    # the sandbox goes a moment after the container ended (the kubelet tears it down)
+    wait_until(lambda: {c.type: c.status for c in pods.read("hello").status.conditions}[
+        "PodReadyToStartContainers"] == "False", 15, message="the pod's sandbox torn down")
     assert by_type["PodScheduled"].status == "True"
     assert status.host_ip and status.host_ips[0].ip == status.host_ip
     assert status.pod_ip.startswith("10.128.") and status.pod_ips[0].ip == status.pod_ip
