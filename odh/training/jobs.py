@@ -43,7 +43,7 @@ from odh.training.importing import (
     unknown_fields_message,
 )
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
-from odh.training.jobwatch import job_changes
+from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import MPIJOB
 from odh.training.logfollow import follow_pod_lines, pod_for
 from odh.training.preflight import Preflight, preflight
@@ -498,17 +498,7 @@ class MPIJob:
         self.client.delete_job(self.name, self.namespace)
         if not wait:
             return
-        deadline = time.monotonic() + timeout
-        try:
-            for obj in job_changes(self.client.cluster, MPIJOB, self.namespace, self.name,
-                                   deadline=deadline):
-                if obj is None:
-                    return
-        except errors.NotFound:
-            return
-        raise errors.JobTimeoutError(_("%(name)s is still being deleted after %(seconds)d "
-                                       "seconds.") % {"name": self.name,
-                                                      "seconds": int(timeout)})
+        wait_until_gone(self.client.cluster, MPIJOB, self.namespace, self.name, timeout)
 
 
 def _phase(status: str) -> Phase:

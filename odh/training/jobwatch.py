@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from odh.training import errors
 from odh.training.client import ClusterClient, Obj
+from odh.training.i18n import _
 from odh.training.kinds import JobKind
 
 WINDOW = 30
@@ -83,3 +84,18 @@ def job_changes(cluster: ClusterClient, kind: JobKind, namespace: str, name: str
             if e.status != 410:
                 raise
             version = ""
+
+
+def wait_until_gone(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
+                    timeout: float) -> None:
+    """Return once the cluster no longer has the job (deleted, its pods going with it);
+    JobTimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    try:
+        for obj in job_changes(cluster, kind, namespace, name, deadline=deadline):
+            if obj is None:
+                return
+    except errors.NotFound:
+        return
+    raise errors.JobTimeoutError(_("%(name)s is still being deleted after %(seconds)d "
+                                   "seconds.") % {"name": name, "seconds": int(timeout)})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TextIO
 
 from odh.training import errors
@@ -22,7 +21,7 @@ from odh.training.durations import format_duration
 from odh.training.findings import errors_of, warnings_of
 from odh.training.i18n import _
 from odh.training.importing import unknown_fields, unknown_fields_message
-from odh.training.jobwatch import job_changes
+from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import KINDS, MPIJOB
 from odh.training.logfollow import follow_pod_lines, interleaved, pod_for, worker_pods
 from odh.training.preflight import preflight
@@ -299,20 +298,7 @@ def _delete(args: argparse.Namespace, client, namespace: str, out: TextIO) -> in
     kind = KINDS[args.kind]
     client.delete_job(args.name, namespace, kind)
     if args.wait:
-        deadline = time.monotonic() + args.timeout
-        gone = False
-        try:
-            for obj in job_changes(client.cluster, kind, namespace, args.name,
-                                   deadline=deadline):
-                if obj is None:
-                    gone = True
-                    break
-        except errors.NotFound:
-            gone = True
-        if not gone:
-            raise errors.JobTimeoutError(_("%(name)s is still being deleted after %(seconds)d "
-                                           "seconds.") % {"name": args.name,
-                                                          "seconds": int(args.timeout)})
+        wait_until_gone(client.cluster, kind, namespace, args.name, args.timeout)
     out.write(_("Deleted %(project)s/%(name)s with its Launcher and Workers.")
               % {"project": namespace, "name": args.name} + "\n")
     return OK
