@@ -20,7 +20,12 @@ $(ASSETS): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(ASSETS)
 
-install: $(STAMP) $(ASSETS)
+# Translation catalogues: compiled at install (and again whenever a .po changes)
+CATALOGUES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+$(CATALOGUES): %.mo: %.po $(STAMP)
+	$(PY) manage.py compiletranslations
+
+install: $(STAMP) $(ASSETS) $(CATALOGUES)
 
 # simcluster with the demo scenario and the dashboard on http://127.0.0.1:$(PORT)
 demo: install
@@ -42,11 +47,12 @@ test: install
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null
 	$(PY) -m pytest -n 2 --dist loadgroup tests
 
-# Extract translatable strings into locale/$(LANG_CODE)/LC_MESSAGES/django.po
+# Extract translatable strings into locale/<lang>/LC_MESSAGES/django.po: every shipped
+# language, or only LANG_CODE=de to start a new one (scripts/translate.py fills them)
 messages: $(STAMP)
-	@test -n "$(LANG_CODE)" || (echo "usage: make messages LANG_CODE=de" && exit 2)
-	$(PY) manage.py makemessages -l $(LANG_CODE) --ignore=.venv --ignore=node_modules \
-		--ignore=simcluster --ignore=tests --ignore=benchmarks --ignore=staticfiles
+	$(PY) manage.py makemessages --no-obsolete $(if $(LANG_CODE),-l $(LANG_CODE),--all) \
+		--ignore=.venv --ignore=node_modules --ignore=simcluster --ignore=tests \
+		--ignore=benchmarks --ignore=staticfiles
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
-from django.utils.translation import gettext_lazy as _
 
 from .env import env_bool, env_int, env_list, env_str, env_url
 
@@ -64,6 +63,7 @@ MIDDLEWARE = [
     # request.htmx for everything after it (sign-in redirects and error pages included)
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    "training.localtime.TimeZoneMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -132,6 +132,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
 SESSION_COOKIE_NAME = "mpijob_dashboard_session"
 LOGIN_URL = "training-login"
@@ -166,7 +167,21 @@ METRICS_ALLOWED_NETWORKS = _networks("METRICS_ALLOWED_NETWORKS")
 WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
 
 LANGUAGE_CODE = "en"
-LANGUAGES = [("en", _("English"))]
+# The OpenShift console's languages. Each is named in itself (the user menu's switcher is
+# read by people who may not read the current language). The browser's Accept-Language
+# chooses (zh-CN and zh-SG mean zh-hans) until the person picks one in the user menu,
+# which a cookie remembers. Catalogues are compiled at install (make install).
+LANGUAGES = [
+    ("en", "English"),
+    ("es", "Español"),
+    ("fr", "Français"),
+    ("ja", "日本語"),
+    ("ko", "한국어"),
+    ("zh-hans", "简体中文"),
+]
+LANGUAGE_COOKIE_NAME = "dashboard_language"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 LOCALE_PATHS = [BASE_DIR / "locale"]
 # The troubleshooting guide's pages (Markdown), served at /help/troubleshooting/
 TROUBLESHOOTING_DIR = BASE_DIR / "docs" / "troubleshooting"

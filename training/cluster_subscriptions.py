@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from odh.training.client import ClusterClient
 
 from .hub.groups import CLUSTER_GROUP
+from .hub.languages import in_viewer_language
 from .permissions import LIST_QUOTAS_EVERYWHERE
 from .subscriptions import (
     KINDS,
@@ -33,7 +34,6 @@ from .subscriptions import (
     Subscription,
     SubscriptionKind,
     ViewState,
-    site_language,
 )
 
 VALUE = "overview"
@@ -44,7 +44,7 @@ class ClusterOverview(SubscriptionKind):
 
     def parse(self, value: str) -> Subscription:
         if value != VALUE:
-            with site_language():
+            with in_viewer_language():
                 raise BadSubscription(_("“%(value)s” is not a part of the cluster pages.")
                                       % {"value": value[:40]})
         # namespace "": the access review is asked at cluster scope

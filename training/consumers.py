@@ -86,7 +86,14 @@ from odh.training.access import identity
 
 from . import log_subscriptions, monitoring, subscriptions
 from . import session as cluster_session
-from .hub.groups import STATUS_GROUP
+from .hub.groups import CONTROL_GROUP, STATUS_GROUP
+from .hub.languages import RENEW_SECONDS as LANGUAGE_RENEW_SECONDS
+from .hub.languages import (
+    in_viewer_language,
+    language_of_scope,
+    renew_message,
+    set_viewer_language,
+)
 from .live_pausing import CLUSTER_AWAY, HUB_BLIND, PausingUpdates
 from .live_pausing import blocking as _blocking
 from .subscriptions import (
@@ -95,7 +102,6 @@ from .subscriptions import (
     Frame,
     Subscription,
     ViewState,
-    site_language,
 )
 
 log = logging.getLogger("training.live")
@@ -141,6 +147,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         self.closed = False
         self.recheck_task: asyncio.Task | None = None
         self.lease_task: asyncio.Task | None = None  # renews leases on live log streams
+        self.language_task: asyncio.Task | None = None  # names the language to the hub
         self.rejoin_task: asyncio.Task | None = None  # after the channel layer failed
         self.paused: set[str] = set()  # why updates cannot reach this socket now, if they can't
         self.live = False  # "ready" was sent: the page shows what it is sent
@@ -150,9 +157,11 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         await self.accept()
         monitoring.websocket_opened()  # mpijob_dashboard_websocket_connections
         self.counted = True
+        self.language = language_of_scope(self.scope)
+        set_viewer_language(self.language)  # this socket's sentences, renderings and groups
         self.person = await self._read_person()
         if self.person is None:
-            with site_language():
+            with in_viewer_language():
                 await self.refuse(SIGN_IN, _("Sign in again to see live updates."))
             return
         try:
@@ -167,6 +176,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await self._refuse_for(e, first_time=True)
             return
         hub = await self._hub_ready()
+        await self._name_language()  # before the snapshot: the hub renders for it from now
         if await self.add(wanted):
             await self.send_frame({"type": "ready", "subscriptions": list(self.subs)})
             self.live = True
@@ -176,6 +186,8 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             if self.paused:
                 await self.send_frame({"type": "paused"})
             self.recheck_task = asyncio.create_task(self._recheck_loop())
+            if self.language != settings.LANGUAGE_CODE:
+                self.language_task = asyncio.create_task(self._renew_language())
 
     async def __call__(self, scope, receive, send) -> None:
         try:
@@ -189,7 +201,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             self.counted = False
             monitoring.websocket_closed()
         for task in (getattr(self, "recheck_task", None), getattr(self, "rejoin_task", None),
-                     getattr(self, "lease_task", None)):
+                     getattr(self, "lease_task", None), getattr(self, "language_task", None)):
             if task is not None and task is not _current_task():
                 task.cancel()
 
@@ -218,7 +230,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await self.refuse(BAD_REQUEST, e.reason)
             return
         except (ValueError, TypeError, KeyError):
-            with site_language():
+            with in_viewer_language():
                 await self.refuse(BAD_REQUEST, _("The page sent a message the server does "
                                                  "not understand."))
             return
@@ -229,7 +241,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await self.remove(sub)
             await self.send_frame({"type": "unsubscribed", "subscription": sub.key})
         else:
-            with site_language():
+            with in_viewer_language():
                 await self.refuse(BAD_REQUEST, _("The page sent a message the server does "
                                                  "not understand."))
 
@@ -250,6 +262,8 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if message.get("state") == "down":
             await self._pause(HUB_BLIND)
         elif message.get("state") == "up":
+            if HUB_BLIND in self.paused:  # a hub that starts again knows no language yet
+                await self._name_language()
             await self._resume(HUB_BLIND)
 
     async def route(self, message: dict[str, Any]) -> None:
@@ -265,7 +279,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         assert self.person is not None
         new = [s for s in wanted if s.key not in self.subs]
         if len(self.subs) + len(new) > subscriptions.MAX_SUBSCRIPTIONS:
-            with site_language():
+            with in_viewer_language():
                 await self.refuse(BAD_REQUEST, _("Too many live subscriptions on one page."))
             return False
         token = self.person.token
@@ -312,6 +326,20 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await asyncio.sleep(log_subscriptions.RENEW_EVERY)
             await self._leases("renew", list(self.subs.values()))
 
+    # -- the viewer's language, for the hub's renderings (training/hub/languages.py) --------
+    async def _name_language(self) -> None:
+        if self.language == settings.LANGUAGE_CODE:
+            return  # the hub always renders in the site's language
+        try:
+            await self.channel_layer.group_send(CONTROL_GROUP, renew_message(self.language))
+        except Exception as e:  # Redis away: the next renewal tries again
+            log.warning("live updates: could not reach the watch hub: %s", e)
+
+    async def _renew_language(self) -> None:
+        while not self.closed:
+            await asyncio.sleep(LANGUAGE_RENEW_SECONDS)
+            await self._name_language()
+
     # -- while open: is the person still signed in and allowed? -----------------------------
     async def _recheck_loop(self) -> None:
         interval = float(getattr(settings, "LIVE_RECHECK_SECONDS", RECHECK_SECONDS))
@@ -330,7 +358,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if self.closed:
             return
         if person is None or person.token != self.person.token:
-            with site_language():
+            with in_viewer_language():
                 await self.refuse(SIGN_IN, _("Your session has ended: sign in again."))
             return
         if not await self._rejoin():
@@ -365,7 +393,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         await self.close(code=code, reason=reason)
 
     async def _refuse_for(self, e: Exception, first_time: bool) -> None:
-        with site_language():
+        with in_viewer_language():
             if isinstance(e, AccessRefused):
                 text = _("You do not have access to %(project)s.") if first_time else \
                     _("You no longer have access to %(project)s.")

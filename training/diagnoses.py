@@ -32,6 +32,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.utils import translation
 
 from odh.training import errors
 from odh.training.access import identity
@@ -47,6 +48,7 @@ from odh.training.summary import JobStatus, JobSummary
 
 from . import job_progress, session
 from .cluster import client_for_token, cluster_config
+from .language_threads import in_callers_language
 from .projects import project_uid
 from .wizard_checks import get_nodes
 
@@ -189,7 +191,7 @@ def _state_key(summary: JobSummary) -> str:
 
 
 def _cache_key(token: str, summary: JobSummary, dismissed_here: frozenset[str]) -> str:
-    return (f"diagnosis:{identity(token)}:{_state_key(summary)}:"
+    return (f"diagnosis:{translation.get_language()}:{identity(token)}:{_state_key(summary)}:"
             f"{','.join(sorted(dismissed_here))}")
 
 
@@ -263,7 +265,8 @@ def wants_diagnosis(summary: JobSummary) -> bool:
 
 
 def _row_key(token: str, summary: JobSummary) -> str:
-    return f"diagnosis-row:{identity(token)}:{row_key(summary)}"
+    # in the language it was written in: each person may switch
+    return f"diagnosis-row:{translation.get_language()}:{identity(token)}:{row_key(summary)}"
 
 
 @dataclass(frozen=True)
@@ -313,8 +316,8 @@ def for_rows(token: str, summaries: list[JobSummary],
         for item in work:
             s, summary, job, pods, mine, _seen = item
             mine_dismissed = dismissed_by_uid.get(s.uid, frozenset())
-            futures[pool.submit(_row_task, token, summary, job, pods, mine, mine_dismissed,
-                                deadline)] = item
+            futures[pool.submit(in_callers_language(_row_task), token, summary, job, pods,
+                                mine, mine_dismissed, deadline)] = item
         done, _late = wait(futures, timeout=max(0.0, deadline - time.monotonic()))
         for future in done:
             s, summary, _job, _pods, _mine, seen = futures[future]

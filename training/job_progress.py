@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from django.core.cache import cache
+from django.utils.translation import get_language
 
 from odh.training import errors
 from odh.training.access import identity
@@ -36,6 +37,7 @@ from odh.training.progress import Progress, hints_from_job, parse_progress, prog
 from odh.training.summary import JobStatus, JobSummary
 
 from .cluster import client_for_token
+from .language_threads import in_callers_language
 
 log = logging.getLogger("training.progress")
 
@@ -54,7 +56,8 @@ def job_key(summary: JobSummary) -> str:
 def _cache_key(token: str, summary: JobSummary) -> str:
     """Per person (their token's digest) and job: an answer read with one person's token
     is served to that person only."""
-    return f"training-progress:{identity(token)}:{summary.uid or job_key(summary)}"
+    return (f"training-progress:{get_language()}:{identity(token)}:"
+            f"{summary.uid or job_key(summary)}")
 
 
 def tail_key(token: str, summary: JobSummary) -> str:
@@ -116,7 +119,7 @@ def for_rows(token: str, summaries: Iterable[JobSummary]) -> dict[str, Progress]
     pool = ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(missing)),
                               thread_name_prefix="progress")
     try:
-        futures = {pool.submit(_one, token, s): s for s in missing}
+        futures = {pool.submit(in_callers_language(_one), token, s): s for s in missing}
         done, _ = wait(futures, timeout=LIST_DEADLINE)
         for future in done:
             summary = futures[future]

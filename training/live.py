@@ -27,9 +27,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.template.loader import render_to_string
-from django.utils import translation
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
@@ -52,9 +50,9 @@ def row_id(namespace: str, kind_slug: str, name: str) -> str:
 
 
 def _render(template: str, context: dict[str, Any]) -> str:
-    # One rendering for every viewer: in the site's language, not a person's.
-    with translation.override(settings.LANGUAGE_CODE):
-        return render_to_string(template, context)
+    # In the language active now: the hub renders once per language viewers read
+    # (training/hub/languages.py), a consumer's snapshot in its viewer's.
+    return render_to_string(template, context)
 
 
 def render_list_row(summary: JobSummary, now: datetime,
@@ -134,26 +132,23 @@ def announcement(summary: JobSummary, diagnosis: Diagnosis | None = None) -> str
     values = {"name": summary.name, "status": status_text(summary.status),
               "ready": summary.workers_ready, "total": summary.workers_total,
               "step": summary.lifecycle_step}
-    with translation.override(settings.LANGUAGE_CODE):
-        if summary.status == JobStatus.RUNNING:
-            return _("Job %(name)s is now %(status)s: %(ready)d/%(total)d workers") % values
-        if summary.status == JobStatus.FAILED:
-            cause = (diagnosis.headline if diagnosis else "") or failure_cause(summary) \
-                or summary.reason
-            if cause:
-                return _("Job %(name)s is now %(status)s: %(cause)s") % {**values,
-                                                                           "cause": cause}
-        if summary.status in (JobStatus.PENDING, JobStatus.SUCCEEDED) and summary.lifecycle_step:
-            return _("Job %(name)s is now %(status)s: %(step)s") % values
-        return _("Job %(name)s is now %(status)s.") % values
+    if summary.status == JobStatus.RUNNING:
+        return _("Job %(name)s is now %(status)s: %(ready)d/%(total)d workers") % values
+    if summary.status == JobStatus.FAILED:
+        cause = (diagnosis.headline if diagnosis else "") or failure_cause(summary) \
+            or summary.reason
+        if cause:
+            return _("Job %(name)s is now %(status)s: %(cause)s") % {**values,
+                                                                       "cause": cause}
+    if summary.status in (JobStatus.PENDING, JobStatus.SUCCEEDED) and summary.lifecycle_step:
+        return _("Job %(name)s is now %(status)s: %(step)s") % values
+    return _("Job %(name)s is now %(status)s.") % values
 
 
 def deletion_announcement(name: str) -> str:
-    with translation.override(settings.LANGUAGE_CODE):
-        return _("Job %(name)s was deleted.") % {"name": name}
+    return _("Job %(name)s was deleted.") % {"name": name}
 
 
 def creation_announcement(name: str) -> str:
     """Said when a job created after the list page loaded appears on it."""
-    with translation.override(settings.LANGUAGE_CODE):
-        return _("Job %(name)s was created.") % {"name": name}
+    return _("Job %(name)s was created.") % {"name": name}

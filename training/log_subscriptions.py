@@ -42,6 +42,7 @@ from odh.training.client import ClusterClient, is_namespace_name, is_object_name
 from odh.training.logstreams import RENEW_SECONDS, split_line
 
 from .hub.groups import CONTROL_GROUP, logs_group
+from .hub.languages import in_viewer_language
 from .hub.logs import RENEW, SUBSCRIBE, UNSUBSCRIBE, UNSUBSCRIBE_ALL, lease_message
 from .subscriptions import (
     KINDS,
@@ -51,7 +52,6 @@ from .subscriptions import (
     Subscription,
     SubscriptionKind,
     ViewState,
-    site_language,
 )
 
 GET_POD_LOGS = Access("get", "pods", "", "log")
@@ -65,7 +65,7 @@ def _split(value: str) -> tuple[str, str, str]:
         parts.append("")
     if len(parts) != 3 or not is_namespace_name(parts[0]) or not is_object_name(parts[1]) \
             or (parts[2] and not is_namespace_name(parts[2])):
-        with site_language():
+        with in_viewer_language():
             raise BadSubscription(_("“%(value)s” does not name a pod (project/pod).")
                                   % {"value": value[:80]})
     return parts[0], parts[1], parts[2]
@@ -98,7 +98,7 @@ class PodLogs(SubscriptionKind):
         except (errors.Unauthorized, errors.ClusterUnavailable):
             raise
         except errors.ClusterError as e:  # 400: the container has not started yet
-            with site_language():
+            with in_viewer_language():
                 problem = _("No logs yet: %(reason)s") % {"reason": e.message}
             return [_frame("log", ns, pod, container, snapshot=True, lines=[],
                            problem=problem)]

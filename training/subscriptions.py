@@ -40,8 +40,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from django.conf import settings
-from django.utils import translation
 from django.utils.translation import gettext as _
 
 from odh.training import errors, queries
@@ -55,6 +53,7 @@ from odh.training.status import summarize
 from . import diagnoses, live
 from .cluster import client_for_token
 from .hub.groups import job_group, ns_group
+from .hub.languages import in_viewer_language, localized
 from .permissions import may
 
 log = logging.getLogger("training.live")
@@ -113,11 +112,6 @@ class ViewState:
 
     def sees_events(self, namespace: str) -> bool:
         return self.events.get(namespace, False)
-
-
-def site_language():
-    """Sentences in the site's language: a socket has no request to take one from."""
-    return translation.override(settings.LANGUAGE_CODE)
 
 
 def _row_id(job_ref: str) -> str:
@@ -214,10 +208,10 @@ class ProjectJobs(SubscriptionKind):
 
     def parse(self, value: str) -> Subscription:
         if not is_namespace_name(value):
-            with site_language():
+            with in_viewer_language():
                 reason = _("“%(value)s” is not a project name.") % {"value": value[:60]}
             raise BadSubscription(reason)
-        return Subscription(self.name, value, value, ns_group(value), GET_MPIJOBS)
+        return Subscription(self.name, value, value, localized(ns_group(value)), GET_MPIJOBS)
 
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
                   view: ViewState) -> None:
@@ -271,7 +265,7 @@ class ProjectJobs(SubscriptionKind):
             if message.get("change") == "deleted":
                 text = live.deletion_announcement(name)
             else:
-                with site_language():
+                with in_viewer_language():
                     text = _("Job %(name)s is now %(status)s.") % {
                         "name": name, "status": live.status_text(status)}
         if text:
@@ -298,13 +292,13 @@ class OneJob(SubscriptionKind):
         parts = value.split("/")
         if len(parts) != 3 or not is_namespace_name(parts[0]) \
                 or parts[1] not in JOB_KINDS or not is_object_name(parts[2]):
-            with site_language():
+            with in_viewer_language():
                 reason = _("“%(value)s” does not name a job (project/type/name).") % {
                     "value": value[:80]}
             raise BadSubscription(reason)
         ns, slug, name = parts
         kind = JOB_KINDS[slug]
-        return Subscription(self.name, value, ns, job_group(ns, name),
+        return Subscription(self.name, value, ns, localized(job_group(ns, name)),
                             Access("get", kind.plural, kind.group), job_ref=value)
 
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
@@ -378,7 +372,7 @@ from . import cluster_subscriptions, log_subscriptions  # noqa: E402, F401
 # -- helpers for the consumer and the pages ------------------------------------------------------
 def parse(kind: str, value: Any) -> Subscription:
     handler = KINDS.get(kind) if isinstance(kind, str) else None
-    with site_language():
+    with in_viewer_language():
         if handler is None:
             raise BadSubscription(_("Live updates cannot follow “%(kind)s”.")
                                   % {"kind": str(kind)[:40]})
@@ -393,7 +387,7 @@ def parse_query(query_string: bytes | str) -> list[Subscription]:
         query_string = query_string.decode("latin-1")
     pairs = parse_qsl(query_string, keep_blank_values=True)
     if len(pairs) > MAX_SUBSCRIPTIONS:
-        with site_language():
+        with in_viewer_language():
             raise BadSubscription(_("Too many live subscriptions on one page."))
     subs: dict[str, Subscription] = {}
     for kind, value in pairs:
@@ -455,10 +449,11 @@ def check_access(token: str, subs: Iterable[Subscription],
 
 def snapshots(token: str, subs: Iterable[Subscription], view: ViewState,
               now: datetime | None = None) -> list[Frame]:
-    """The current state for these subscriptions, read with the person's token."""
+    """The current state for these subscriptions, read with the person's token, in the
+    viewer's language."""
     now = now or datetime.now(UTC)
     frames: list[Frame] = []
-    with client_for_token(token) as client:
+    with in_viewer_language(), client_for_token(token) as client:
         for sub in subs:
             frames.extend(KINDS[sub.kind].snapshot(client, sub, view, now))
     return frames

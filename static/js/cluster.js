@@ -1,6 +1,7 @@
 // The cluster overview's charts (training/templates/training/cluster_overview.html).
 // The numbers come from the JSON in #cluster-chart-data; the same numbers are in the tables
-// under each chart, which is what screen readers read (each chart is role="img").
+// under each chart, which is what screen readers read (each chart is a labelled group: its
+// Plotly toolbar buttons must not sit inside an image role).
 //
 // Live updates (training/cluster_subscriptions.py): when the server says the cluster changed
 // (a `live:message` event whose detail is {"type": "cluster-changed"}, or a
@@ -22,19 +23,20 @@
   function drawGpu(gd, gpu) {
     // one horizontal bar per GPU model: in use, then free, adding up to the model's GPUs
     var text = function (values) { return values.map(function (v) { return String(v); }); };
+    var c = window.dashboardChartColours();
     var height = Math.max(160, 100 + gpu.models.length * 48);
     gd.style.height = height + "px";
     window.Plotly.react(gd, [
       {type: "bar", orientation: "h", name: gpu.usedName, y: gpu.models, x: gpu.used,
        text: text(gpu.used), textposition: "inside", insidetextanchor: "middle",
-       marker: {color: "#0066cc"},
+       marker: {color: "#0066cc"}, textfont: {color: "#fff"},
        hovertemplate: "%{y}<br>" + gpu.usedName + ": %{x}<extra></extra>"},
       {type: "bar", orientation: "h", name: gpu.freeName, y: gpu.models, x: gpu.free,
        text: text(gpu.free), textposition: "inside", insidetextanchor: "middle",
-       marker: {color: "#d2d2d2"}, textfont: {color: "#151515"},
+       marker: {color: c.empty}, textfont: {color: c.text},
        hovertemplate: "%{y}<br>" + gpu.freeName + ": %{x}<extra></extra>"}
     ], {
-      barmode: "stack", font: FONT, height: height, bargap: 0.35,
+      barmode: "stack", font: Object.assign({color: c.text}, FONT), height: height, bargap: 0.35,
       margin: {l: 10, r: 20, t: 36, b: 50},
       xaxis: {title: {text: gpu.axis}, rangemode: "tozero", fixedrange: true},
       yaxis: {automargin: true, autorange: "reversed", fixedrange: true},
@@ -50,17 +52,18 @@
               customdata: s.numbers, marker: {color: colours[i % colours.length]},
               hovertemplate: "%{y} · " + s.name + ": %{customdata} (%{x}%)<extra></extra>"};
     });
+    var c = window.dashboardChartColours();
     var height = Math.max(220, 70 + quota.projects.length * 22 * Math.max(1, quota.series.length));
     gd.style.height = height + "px";
     window.Plotly.react(gd, traces, {
-      barmode: "group", font: FONT, height: height, margin: {l: 10, r: 20, t: 28, b: 60},
+      barmode: "group", font: Object.assign({color: c.text}, FONT), height: height, margin: {l: 10, r: 20, t: 28, b: 60},
       xaxis: {title: {text: quota.axis}, range: [0, 105], fixedrange: true, ticksuffix: "%"},
       yaxis: {automargin: true, autorange: "reversed", fixedrange: true},
       legend: {orientation: "h", y: -0.25, traceorder: "normal"},
       shapes: [{type: "line", xref: "x", x0: quota.threshold, x1: quota.threshold, yref: "paper",
-                y0: 0, y1: 1, line: {color: "#c9190b", width: 2, dash: "dash"}}],
+                y0: 0, y1: 1, line: {color: c.danger, width: 2, dash: "dash"}}],
       annotations: [{xref: "x", x: quota.threshold, yref: "paper", y: 1, yanchor: "bottom",
-                     showarrow: false, text: quota.thresholdName, font: {color: "#a30000", size: 11}}],
+                     showarrow: false, text: quota.thresholdName, font: {color: c.dangerText, size: 11}}],
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)"
     }, CONFIG);
   }

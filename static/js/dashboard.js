@@ -89,3 +89,41 @@
     if (heading) heading.focus({ preventScroll: true });
   });
 })();
+
+// The masthead's navigation button: opens and closes the left navigation (over the page on
+// narrow screens, beside it from 75rem). Escape closes it when it covers the page.
+(function () {
+  "use strict";
+
+  var toggle = document.getElementById("nav-toggle");
+  var sidebar = document.getElementById("page-sidebar");
+  if (!toggle || !sidebar) return;
+  var wide = window.matchMedia("(min-width: 75rem)");
+
+  function shown() {
+    return wide.matches ? !sidebar.classList.contains("pf-m-collapsed")
+      : sidebar.classList.contains("pf-m-expanded");
+  }
+  function sync() { toggle.setAttribute("aria-expanded", shown() ? "true" : "false"); }
+  function set(open) {
+    if (wide.matches) sidebar.classList.toggle("pf-m-collapsed", !open);
+    else sidebar.classList.toggle("pf-m-expanded", open);
+    sync();
+  }
+  toggle.addEventListener("click", function () {
+    set(!shown());
+    // over the page (narrow screens), the opened navigation takes the focus: it is next
+    if (!wide.matches && shown()) {
+      var first = sidebar.querySelector("a");
+      if (first) first.focus();
+    }
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !wide.matches && shown()) {
+      set(false);
+      toggle.focus();
+    }
+  });
+  wide.addEventListener("change", sync);
+  sync();
+})();

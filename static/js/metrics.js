@@ -118,18 +118,19 @@
 
   View.prototype.layout = function (chart) {
     var unit = chart.unit;
+    var c = window.dashboardChartColours();
     var layout = {
       height: 320,
       margin: {l: 56, r: 16, t: 12, b: 32},
       font: {family: '"Red Hat Text", "RedHatText", "Overpass", Helvetica, Arial, sans-serif',
-             size: 12, color: "#151515"},
-      paper_bgcolor: "#fff", plot_bgcolor: "#fff",  // Plotly's own modebar colours then
+             size: 12, color: c.text},
+      paper_bgcolor: c.surface, plot_bgcolor: c.surface,  // Plotly's own modebar colours then
       hovermode: "x unified",
       showlegend: true,
       legend: {orientation: "h", x: 0, y: -0.12, yanchor: "top", font: {size: 11}},
-      xaxis: {type: "date", range: this.xRange(), gridcolor: "#e0e0e0", automargin: true,
+      xaxis: {type: "date", range: this.xRange(), gridcolor: c.grid, automargin: true,
               tickformat: "%H:%M", hoverformat: "%b %d, %H:%M:%S"},
-      yaxis: {title: {text: axisTitle(unit, this.units)}, rangemode: "tozero", gridcolor: "#e0e0e0",
+      yaxis: {title: {text: axisTitle(unit, this.units)}, rangemode: "tozero", gridcolor: c.grid,
               zeroline: false},
       shapes: [], annotations: []
     };
@@ -143,18 +144,18 @@
         var gib = most / GIB;
         layout.yaxis.range = [0, gib * 1.08];
         layout.shapes.push({type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: gib,
-                            y1: gib, line: {color: "#6a6e73", width: 1, dash: "dash"}});
+                            y1: gib, line: {color: c.muted, width: 1, dash: "dash"}});
         layout.annotations.push({xref: "paper", x: 1, xanchor: "right", yref: "y", y: gib,
                                  yanchor: "bottom", showarrow: false,
                                  text: this.text("capacity") + ": " +
                                        formatValue("bytes", most, this.units),
-                                 font: {size: 11, color: "#6a6e73"}});
+                                 font: {size: 11, color: c.muted}});
       }
     }
     if (!chart.series.length) {
       layout.annotations.push({xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
                                text: (this.data.empty || {})[chart.key] || "",
-                               font: {size: 14, color: "#6a6e73"}, name: "empty"});
+                               font: {size: 14, color: c.muted}, name: "empty"});
     }
     return layout;
   };

@@ -52,12 +52,21 @@ def test_a_finished_job_leads_with_clone_and_offers_retry(page, live_dashboard):
     expect(actions.get_by_role("link", name="Retry")).to_be_visible()
 
 
-def test_sign_out_reads_clearly_on_the_dark_masthead(page, live_dashboard):
-    """3.3:1 before (a secondary button's blue on black); white now."""
+def test_the_user_menu_holds_language_theme_and_sign_out_and_closes_on_escape(page,
+                                                                           live_dashboard):
     sign_in(page, live_dashboard, "alice")
-    color = page.get_by_role("button", name="Sign out").evaluate(
-        "el => getComputedStyle(el).color")
-    assert color == "rgb(255, 255, 255)"
+    menu = page.locator(".dash-user-menu summary")
+    expect(menu).to_contain_text("alice")
+    expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
+    menu.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Language")).to_be_visible()
+    theme = page.get_by_role("group", name="Theme")
+    expect(theme.get_by_role("button", name="Dark")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
+    expect(menu).to_be_focused()
 
 
 def test_on_a_phone_the_list_and_a_job_page_need_no_sideways_scrolling(page, live_dashboard):

@@ -70,8 +70,10 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
                                                           alice_api, screenshot):
     sign_in(page, live_dashboard, "admin", next_path="/cluster/")
     expect(page.get_by_role("heading", name="Cluster overview")).to_be_visible()
-    expect(page.get_by_role("link", name="Cluster", exact=True)).to_have_attribute(
+    nav = page.get_by_role("navigation", name="Main")
+    expect(nav.get_by_role("link", name="Cluster overview")).to_have_attribute(
         "aria-current", "page")
+    expect(nav.get_by_role("link", name="Audit trail")).to_be_visible()
     models = page.get_by_role("table", name="GPUs by model")
     expect(models).to_contain_text("NVIDIA-A100-SXM4-80GB")
     expect(models.get_by_role("row").nth(1)).to_contain_text("32")  # 4 nodes x 8 A100
@@ -108,8 +110,10 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
 
 def test_alice_gets_the_403_page_and_no_cluster_link(page, live_dashboard):
     sign_in(page, live_dashboard, "alice")
-    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
-    expect(page.get_by_role("link", name="Cluster", exact=True)).to_have_count(0)
+    nav = page.get_by_role("navigation", name="Main")
+    expect(nav.get_by_role("link", name="Training jobs")).to_be_visible()
+    expect(nav.get_by_role("link", name="Cluster overview")).to_have_count(0)
+    expect(nav.get_by_role("link", name="Audit trail")).to_have_count(0)
     response = page.goto(live_dashboard + "/cluster/")
     assert response.status == 403
     expect(page.get_by_role("heading", name="You don't have access to this")).to_be_visible()

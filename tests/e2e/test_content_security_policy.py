@@ -101,6 +101,7 @@ def test_alices_pages_report_no_policy_violation(page, live_dashboard, violation
     assert response.status == 404
     violations("a missing job")
 
+    page.locator(".dash-user-menu summary").click()
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(re.compile("/signed-out/"))
     violations("signed out")

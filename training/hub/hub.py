@@ -52,7 +52,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils import translation
 
 from odh.training.client import JOB_NAME_LABEL, ClusterClient
 from odh.training.jobindex import JobIndex, JobKey, may_concern_training_job
@@ -66,6 +68,7 @@ from .. import diagnoses, live
 from .cluster import ClusterNotices  # the admin overview's "cluster changed" notices
 from .groups import job_group, ns_group
 from .history import HistoryWriter
+from .languages import ViewerLanguages, localized
 from .logs import LogHub
 from .probe import ClusterProbe
 from .sessions import SessionSweeper
@@ -167,7 +170,9 @@ class Hub:
         self.refresh_client_factory = refresh_client_factory or client_factory
         self.history = history
         self.publisher = publisher
-        self.logs = LogHub(publisher, client_factory)  # live logs: one stream per pod
+        self.languages = ViewerLanguages()  # what viewers read: each push rendered in each
+        self.logs = LogHub(publisher, client_factory,  # live logs: one stream per pod
+                           on_language=self.languages.seen)
         self.debounce = debounce
         self.watch_timeout = watch_timeout
         self.prime_grace = prime_grace
@@ -417,26 +422,42 @@ class Hub:
         change = "added" if added else "modified"
         # what the job object alone says: for viewers who may not see its pods or events
         bare = summarize(data.job, [], None, now)
+
+        @functools.cache
+        def in_language(language: str) -> tuple[JobSummary, Any, JobSummary]:
+            """The summaries and diagnosis in one viewer language (their sentences are
+            written when they are made): the ones above for the site's language."""
+            if language == settings.LANGUAGE_CODE:
+                return summary, diagnosis, bare
+            said = summarize(data.job, data.pods, events, now)
+            return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
+                    summarize(data.job, [], None, now))
         if row != seen.row:
-            message = {"type": "hub.update", "html": live.render_list_row(summary, now, diagnosis),
-                       "html_status": live.render_list_row(bare, now),
-                       "announce": "", "job": job_ref, "status": status, "change": change}
-            if self._send(ns_group(ns), message):
+            def row_message() -> dict:
+                said, why, said_bare = in_language(translation.get_language())
+                return {"type": "hub.update",
+                        "html": live.render_list_row(said, now, why),
+                        "html_status": live.render_list_row(said_bare, now),
+                        "announce": "", "job": job_ref, "status": status, "change": change}
+            if self._send_localized(ns_group(ns), row_message):
                 seen.row = row
             else:
                 failed = True
         new_events = [e for e in events if seen.events.get(_uid(e)) != _rv(e)]
         if detail != seen.detail or new_events:
             changed = status != seen.status
-            announce = live.announcement(summary, diagnosis) if changed else ""
-            html = live.render_job_update(summary, data.job, data.pods, now, diagnosis)
-            rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
-            message = {"type": "hub.update", "html": html, "event_rows": rows,
-                       "html_status": live.render_job_status(bare, data.job, now),
-                       "announce": announce,
-                       "announce_status": live.announcement(bare) if changed else "",
-                       "job": job_ref, "status": status, "change": change}
-            if self._send(job_group(ns, name), message):
+
+            def job_message() -> dict:
+                said, why, said_bare = in_language(translation.get_language())
+                rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
+                return {"type": "hub.update",
+                        "html": live.render_job_update(said, data.job, data.pods, now, why),
+                        "event_rows": rows,
+                        "html_status": live.render_job_status(said_bare, data.job, now),
+                        "announce": live.announcement(said, why) if changed else "",
+                        "announce_status": live.announcement(said_bare) if changed else "",
+                        "job": job_ref, "status": status, "change": change}
+            if self._send_localized(job_group(ns, name), job_message):
                 seen.detail, seen.status, seen.events = detail, status, current
             else:
                 failed = True
@@ -449,18 +470,31 @@ class Hub:
     def _send_deleted(self, key: JobKey) -> None:
         ns, slug, name = key
         job_ref = f"{ns}/{slug}/{name}"
-        gone_row = live.render_deleted_row(ns, slug, name)
-        self._send(ns_group(ns), {"type": "hub.update", "html": gone_row,
-                                  "html_status": gone_row,
-                                  "announce": "", "job": job_ref, "status": "Deleted",
-                                  "change": "deleted"})
-        gone = live.render_job_deleted(ns, slug, name)
-        said = live.deletion_announcement(name)
-        self._send(job_group(ns, name), {"type": "hub.update", "html": gone,
-                                         "html_status": gone, "announce": said,
-                                         "announce_status": said,
-                                         "job": job_ref, "status": "Deleted",
-                                         "change": "deleted"})
+
+        def gone_row() -> dict:
+            html = live.render_deleted_row(ns, slug, name)
+            return {"type": "hub.update", "html": html, "html_status": html, "announce": "",
+                    "job": job_ref, "status": "Deleted", "change": "deleted"}
+
+        def gone_job() -> dict:
+            html = live.render_job_deleted(ns, slug, name)
+            said = live.deletion_announcement(name)
+            return {"type": "hub.update", "html": html, "html_status": html, "announce": said,
+                    "announce_status": said, "job": job_ref, "status": "Deleted",
+                    "change": "deleted"}
+
+        self._send_localized(ns_group(ns), gone_row)
+        self._send_localized(job_group(ns, name), gone_job)
+
+    def _send_localized(self, group: str, message: Callable[[], dict]) -> bool:
+        """Render `message` in each language viewers read and send each rendering to that
+        language's group (training/hub/languages.py). True: every send went out."""
+        sent = True
+        for language in self.languages.active():
+            with translation.override(language):
+                rendered = message()
+            sent = self._send(localized(group, language), rendered) and sent
+        return sent
 
     def _send(self, group: str, message: dict) -> bool:
         try:

@@ -38,6 +38,7 @@ from odh.training.client import ClusterClient, is_namespace_name, is_object_name
 from odh.training.logstreams import KubeLogSource, LogStreams, PodKey
 
 from .groups import CONTROL_GROUP, logs_group
+from .languages import RENEW as LANGUAGE_RENEW
 
 log = logging.getLogger("training.hub")
 
@@ -66,8 +67,10 @@ def _key(message: dict[str, Any]) -> PodKey | None:
 
 class LogHub:
     def __init__(self, publisher: Any, client_factory: Callable[[], ClusterClient],
+                 on_language: Callable[[str], None] = lambda _language: None,
                  **options: Any) -> None:
         self.publisher = publisher
+        self.on_language = on_language  # a viewer's language (training/hub/languages.py)
         self.streams = LogStreams(KubeLogSource(client_factory), self._publish, **options)
         self._future: Future | None = None
         self.control_messages = 0
@@ -96,6 +99,9 @@ class LogHub:
         bad one must not stop the hub)."""
         self.control_messages += 1
         action = message.get("type")
+        if action == LANGUAGE_RENEW:
+            self.on_language(str(message.get("language") or "")[:16])
+            return
         subscriber = str(message.get("subscriber") or "")
         if not subscriber:
             return

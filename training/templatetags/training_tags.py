@@ -5,7 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django import template
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format, time_format
 from django.utils.html import format_html
+from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -152,3 +156,37 @@ def width_class(percent: object) -> str:
     if value != value:  # NaN
         value = 0.0
     return f"dash-w-{round(min(100.0, max(0.0, value)))}"
+
+
+_TRAIL_ROOTS = {
+    "jobs": (_("Training jobs"), "training-job-list"),
+    "cluster": (_("Cluster overview"), "training-cluster-overview"),
+    "help": (_("Troubleshooting"), "training-help"),
+}
+
+
+@register.inclusion_tag("training/partials/breadcrumb.html")
+def breadcrumb(current: str, root: str = "jobs", project: str = "", job=None,
+               job_name: str = "", job_url: str = "") -> dict:
+    """PatternFly's breadcrumb: the section (`root`), the project, the job, then this page."""
+    label, url_name = _TRAIL_ROOTS[root]
+    trail = [(label, reverse(url_name))]
+    if project:
+        trail.append((project, f"{reverse('training-job-list')}?{urlencode({'project': project})}"))
+    if job is not None:
+        job_name = job.name
+        job_url = reverse("training-job-detail", args=[job.namespace, job.kind.slug, job.name])
+    if job_name and job_url:
+        trail.append((job_name, job_url))
+    return {"trail": trail, "current": current}
+
+
+@register.filter
+def when(moment: datetime | None) -> str:
+    """A moment as the person reads dates: their language's short date, a 24-hour time and
+    their time zone's abbreviation (the browser's zone: training/localtime.py)."""
+    if moment is None:
+        return ""
+    local = timezone.localtime(moment) if timezone.is_aware(moment) else moment
+    return (f"{date_format(local, 'SHORT_DATE_FORMAT')} {time_format(local, 'H:i:s')} "
+            f"{local.strftime('%Z') or 'UTC'}").strip()

@@ -18,6 +18,7 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
@@ -131,8 +132,22 @@ def audit_trail(request: HttpRequest) -> HttpResponse:
         "projects": AuditEvent.objects.order_by("project").values_list(
             "project", flat=True).distinct()[:500],
         "filtered": any(request.GET.get(k) for k in form.fields),
+        "filter_chips": _filter_chips(request, form),
     }
     return render_page(request, "training/cluster_audit.html", context, "audit-table")
+
+
+def _filter_chips(request: HttpRequest, form) -> list[dict]:
+    """The filters in use as chips ("Outcome: Denied"), each with the address without it."""
+    chips = []
+    for name, field in form.fields.items():
+        value = request.GET.get(name, "").strip()
+        if not value:
+            continue
+        shown = dict(getattr(field, "choices", ())).get(value, value)
+        kept = {k: v for k, v in request.GET.items() if k not in (name, "page")}
+        chips.append({"category": field.label, "value": shown, "url": "?" + urlencode(kept)})
+    return chips
 
 
 # -- export -------------------------------------------------------------------------------------

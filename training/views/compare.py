@@ -38,6 +38,7 @@ from ..cluster import user_client
 from ..models import JobHistory
 from ..permissions import person_may
 from ..projects import get_job_for_user, project_uid, projects_for_user
+from ..templatetags.training_tags import when as format_when
 from .history import get_history_for_user, newest_history
 
 log = logging.getLogger("training.compare")
@@ -222,7 +223,7 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
     for record in records.filter(kind__in=readable)[:30]:
         ref = f"history:{record.uid}"
         if ref not in taken:
-            when = record.finished.strftime("%Y-%m-%d %H:%M") if record.finished else ""
+            when = format_when(record.finished)
             choices.append((ref, _("%(name)s, %(outcome)s %(when)s (history)") % {
                 "name": record.name, "outcome": record.outcome, "when": when}))
     return choices

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -224,7 +225,8 @@ def gpu_summary(request: HttpRequest, kind: JobKind, project: str,
         return ""
     token = session.token(request)
     key = "gpu-summary:" + hashlib.sha256(
-        f"{token}\0{project}\0{kind.slug}\0{summary.name}".encode()).hexdigest()
+        f"{token}\0{project}\0{kind.slug}\0{summary.name}\0{get_language()}".encode()
+    ).hexdigest()
     cached = cache.get(key)
     if cached is not None:
         return cached
