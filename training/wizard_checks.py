@@ -34,9 +34,9 @@ NODES_TTL = 30
 
 
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
-                                projects: list[Project]) -> ProjectFacts:
+                                projects: list[Project], name: str = "") -> ProjectFacts:
     return read_project_facts(client, namespace,
-                              visible=namespace in {p.name for p in projects})
+                              visible=namespace in {p.name for p in projects}, name=name)
 
 
 def get_nodes() -> list[dict]:
@@ -113,7 +113,8 @@ def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
                          projects: list[Project]) -> tuple[ProjectFacts, MPIJobSpec, dict]:
     """The facts of the draft's project (read with the person's client), the draft's spec
     and every message about it (`check_draft`)."""
-    facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects)
+    facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects,
+                                       name=str(data.get("name", "")).strip())
     spec, found = check_draft(data, base, facts, projects)
     return facts, spec, found
 

@@ -29,7 +29,6 @@ quotas cluster-wide); everything but it is free of I/O.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,7 +43,6 @@ from odh.training.allocation import (
     ResourceUse,
     cluster_capacity,
     holds_node,
-    namespace_of,
     pod_requests,
 )
 from odh.training.kinds import JobKind
@@ -141,6 +139,7 @@ def read_cluster(client: ClusterClient, kinds: list[JobKind],
     pod, every ResourceQuota, every job of `kinds`, the events of projects with waiting jobs
     (they say why), and Kueue's ClusterQueues when the cluster serves them."""
     from odh.training import errors
+    from odh.training.pods import candidate_pods, group_pods_by_job
     from odh.training.status import summarize
 
     now = now or datetime.now(UTC)
@@ -156,11 +155,16 @@ def read_cluster(client: ClusterClient, kinds: list[JobKind],
             continue  # this kind's API is not installed
         served.append(kind)
         raw_jobs.extend(items)
-    pods_by_ns: dict[str, list[Obj]] = defaultdict(list)
-    for pod in pods:
-        pods_by_ns[namespace_of(pod)].append(pod)
-    jobs = [(job, summarize(job, pods_by_ns.get(namespace_of(job), []), None, now))
-            for job in raw_jobs]
+    # each job summarized with its own pods: grouped once (linear in pods and jobs)
+    groups = group_pods_by_job(pods)
+    kind_of = {(k.group, k.kind): k for k in served}
+
+    def own_pods(job: Obj) -> list[Obj]:
+        group = str(job.get("apiVersion") or "").split("/")[0]
+        kind = kind_of.get((group, str(job.get("kind") or "")))
+        return candidate_pods(kind, job, groups) if kind is not None else []
+
+    jobs = [(job, summarize(job, own_pods(job), None, now)) for job in raw_jobs]
     # the reasons of waiting jobs (quota refusals, FailedScheduling) are in events
     waiting_ns = sorted({s.namespace for _, s in jobs if s.status == JobStatus.PENDING})
     events: dict[str, list[Obj]] = {}
@@ -169,7 +173,7 @@ def read_cluster(client: ClusterClient, kinds: list[JobKind],
             events[namespace] = client.list_events(namespace)
         except (errors.Forbidden, errors.NotFound):
             continue
-    jobs = [(job, summarize(job, pods_by_ns.get(s.namespace, []), events[s.namespace], now))
+    jobs = [(job, summarize(job, own_pods(job), events[s.namespace], now))
             if s.status == JobStatus.PENDING and s.namespace in events else (job, s)
             for job, s in jobs]
     try:

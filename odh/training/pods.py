@@ -194,6 +194,33 @@ def placeholder(name: str, role: str, index: int | None, gpus: int = 0) -> Repli
     return ReplicaState(name=name, role=role, index=index, reason=NOT_CREATED, gpus=gpus)
 
 
+PodGroups = dict[tuple[str, str, str], list[dict]]
+
+
+def group_pods_by_job(pods: list[dict]) -> PodGroups:
+    """The pods by (job-name label, namespace, job name), in one pass: with thousands of
+    jobs, each job's `pods_of_job` then looks at its own few pods, not at all of them."""
+    groups: PodGroups = {}
+    for pod in pods:
+        meta = as_dict(pod.get("metadata"))
+        labels = as_dict(meta.get("labels"))
+        for label in (JOB_NAME_LABEL, JOBSET_NAME_LABEL):
+            name = labels.get(label)
+            if name:
+                groups.setdefault((label, str(meta.get("namespace") or ""), str(name)),
+                                  []).append(pod)
+    return groups
+
+
+def candidate_pods(kind: JobKind, job: dict, groups: PodGroups) -> list[dict]:
+    """The pods `group_pods_by_job` put under this job's name (pods_of_job then checks the
+    operator)."""
+    meta = as_dict(job.get("metadata"))
+    label = JOBSET_NAME_LABEL if kind == TRAINJOB else JOB_NAME_LABEL
+    return groups.get((label, str(meta.get("namespace") or ""), str(meta.get("name") or "")),
+                      [])
+
+
 def pods_of_job(kind: JobKind, job: dict, pods: list[dict]) -> list[dict]:
     """The pods that belong to this job, by the labels its operator puts on them."""
     meta = as_dict(job.get("metadata"))

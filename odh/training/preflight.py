@@ -62,17 +62,30 @@ def object_names(items: list[dict]) -> list[str]:
     return sorted(str((i.get("metadata") or {}).get("name", "")) for i in items)
 
 
-def read_project_facts(client: ClusterClient, namespace: str, visible: bool = True
-                       ) -> ProjectFacts:
+def name_taken(client: ClusterClient, namespace: str, name: str) -> bool:
+    """Is there an MPIJob called `name` in the project? One get, however many jobs the
+    project holds (unknown, when the person may not read it, counts as free: creating
+    says)."""
+    if not name:
+        return False
+    try:
+        client.get_job(MPIJOB, namespace, name)
+    except (errors.NotFound, errors.Forbidden, errors.Invalid):
+        return False
+    return True
+
+
+def read_project_facts(client: ClusterClient, namespace: str, visible: bool = True,
+                       name: str = "") -> ProjectFacts:
     """The project's facts as `client` may read them (`visible` False: only the cluster's
-    priority classes, for a project the person cannot see)."""
+    priority classes, for a project the person cannot see); `name`: the job's, checked
+    with one get (`existing_names` holds it when it is taken)."""
     facts = ProjectFacts(namespace=namespace, visible=visible)
     classes = readable(client.list_priority_classes, None)
     facts.priority_classes = object_names(classes) if classes is not None else None
     if not visible:
         return facts
-    jobs = readable(lambda: client.list_jobs(MPIJOB, namespace), [])
-    facts.existing_names = set(object_names(jobs))
+    facts.existing_names = {name} if name_taken(client, namespace, name) else set()
     pvcs = readable(lambda: client.list_pvcs(namespace), None)
     facts.pvcs = object_names(pvcs) if pvcs is not None else None
     facts.local_queues = object_names(readable(lambda: client.list_local_queues(namespace), []))
@@ -127,7 +140,7 @@ def preflight(client: ClusterClient, spec: MPIJobSpec) -> Preflight:
     with the same credentials: where they are refused (people usually may not list nodes),
     the check covers quotas and LimitRanges only."""
     may_create(client, spec.namespace)
-    facts = read_project_facts(client, spec.namespace)
+    facts = read_project_facts(client, spec.namespace, name=spec.name)
     nodes = readable(client.list_nodes, None)
     findings = validate_spec(spec, facts.context())
     fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace)

@@ -5,8 +5,10 @@ training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), one 
 labelled `training.kubeflow.org/job-name`, one of events (only those that may concern a
 training job are kept) and one of resource quotas, all feeding a `JobIndex`.
 
-Each change marks the jobs it may touch. A flusher thread waits a moment (`debounce`,
-0.2 s) so that a burst (eight Workers starting) becomes one update, recomputes each
+Each change marks the jobs it may touch. A flusher thread sends the first change of a
+quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed);
+changes that follow within `debounce` (0.2 s) of a flush wait for the window's end, so
+that a burst (eight Workers starting) becomes one more update. It recomputes each
 marked job's summary with `odh.training.status.summarize`, and when what a viewer would
 see has changed renders the pushed HTML once (`training.live`) and sends it through the
 channel layer:
@@ -77,6 +79,10 @@ from .status import HubStatus
 log = logging.getLogger("training.hub")
 
 DEBOUNCE_SECONDS = 0.2
+# The first change of a quiet job goes out after this (it gathers what the same write
+# changed at once: a job's status and its pods); changes that follow within DEBOUNCE_SECONDS
+# of a flush wait for the window's end and go out together.
+LEAD_SECONDS = 0.01
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
 SEND_TIMEOUT_SECONDS = 5.0
@@ -186,6 +192,7 @@ class Hub:
         self.summaries: dict[JobKey, JobSummary] = {}  # the latest of every job, for /metrics
         self._seen: dict[JobKey, _Seen] = {}
         self._dirty: dict[JobKey, float] = {}  # job -> when to flush it
+        self._flushed: dict[JobKey, float] = {}  # job -> when it was last flushed
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._started_at = 0.0
@@ -329,9 +336,16 @@ class Hub:
     def _mark(self, keys: set[JobKey], delay: float | None = None) -> None:
         if not keys:
             return
-        due = time.monotonic() + (self.debounce if delay is None else delay)
+        now = time.monotonic()
         with self._cond:
             for key in keys:
+                if delay is not None:
+                    due = now + delay
+                else:
+                    # leading edge for a quiet job, the window's end for a busy one
+                    last = self._flushed.get(key)
+                    due = now + LEAD_SECONDS if last is None or now - last >= self.debounce \
+                        else last + self.debounce
                 # the first change of a burst sets the time; later ones ride along
                 if key not in self._dirty or self._dirty[key] > due:
                     self._dirty[key] = due
@@ -366,6 +380,10 @@ class Hub:
                         continue
                     for key in due:
                         del self._dirty[key]
+                        self._flushed[key] = now
+                    if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
+                        self._flushed = {k: t for k, t in self._flushed.items()
+                                         if now - t < self.debounce}
             if not self.ready.is_set():
                 for key in due:
                     try:

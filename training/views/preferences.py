@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -16,10 +16,12 @@ from .. import theme
 def set_theme(request: HttpRequest) -> HttpResponse:
     chosen = request.POST.get("theme", "")
     if chosen not in theme.THEMES:
-        return HttpResponseBadRequest(
-            _("There is no theme called “%(theme)s”: choose System, Light or Dark.")
-            % {"theme": chosen[:40]})
-    back = request.POST.get("next", "")
+        message = _("There is no theme called “%(theme)s”: choose System, Light or Dark.") % {
+            "theme": chosen[:40]}
+        return render(request, "training/errors/400.html", {"message": message}, status=400)
+    # back to the page the menu was on (the form carries no address: a page that must not
+    # name what it was asked for, a 403 or 404, would otherwise show it)
+    back = request.POST.get("next") or request.META.get("HTTP_REFERER", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()},
                                            require_https=request.is_secure()):
         back = reverse("training-job-list")

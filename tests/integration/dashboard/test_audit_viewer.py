@@ -73,10 +73,11 @@ def test_the_audit_page_lists_alices_create_suspend_and_delete(alice_changes, ad
     assert len(mine) == 3
     # newest first: delete, suspend, create; each a success, each linking to the job
     # actions as people read them (translated), the verb stays in the URL and the export
-    assert [r.split()[3] for r in mine] == ["Delete", "Suspend", "Create"]
+    # (a row reads: date, time, zone, user, action, ...: dates in the person's zone)
+    assert [r.split()[4] for r in mine] == ["Delete", "Suspend", "Create"]
     assert '<option value="delete">Delete</option>' in html
     for r in mine:
-        assert r.split()[2] == "alice" and "Success" in r and NS in r
+        assert r.split()[3] == "alice" and "Success" in r and NS in r
     assert html.count(f'href="/jobs/{NS}/mpijob/{name}/"') == 3
     # the job is gone: its page says so
     gone = admin_client.get(f"/jobs/{NS}/mpijob/{name}/")

@@ -182,7 +182,7 @@ def test_the_cluster_link_is_shown_to_admins_only_and_asked_once(admin, client, 
 
     monkeypatch.setattr(ClusterClient, "can_i", counted)
     page = admin.get(reverse("training-job-list")).content.decode()
-    assert f'href="{URL}"' in page and ">Cluster</a>" in page
+    assert f'href="{URL}"' in page and ">Cluster overview</a>" in page
     other = Client()
     sign_in(other, demo_cluster, "alice")
     page = other.get(reverse("training-job-list")).content.decode()
@@ -216,7 +216,7 @@ def test_the_pages_answer_serves_the_cluster_socket_too(admin, monkeypatch):
 
 def test_the_cluster_link_is_current_on_the_overview(admin):
     html = admin.get(URL).content.decode()
-    assert f'<a href="{URL}" aria-current="page">Cluster</a>' in html
+    assert f'pf-m-current" aria-current="page" href="{URL}">Cluster overview</a>' in html
 
 
 def test_a_created_gpu_job_moves_the_numbers(admin, demo_cluster):

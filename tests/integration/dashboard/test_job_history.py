@@ -62,7 +62,8 @@ def test_it_shows_alice_the_record_of_a_finished_team_nlp_job(alice):
     assert text_of(body, "history-status") == "Failed"
     facts = text_of(body, "history-facts")
     assert "2h 15m 43s" in facts and "4.52" in facts and "alice" in facts
-    assert "2025-03-04 12:00:00" in facts and "2025-03-04 09:44:17" in facts
+    # in the person's zone (UTC until the browser says) and language's date order
+    assert "03/04/2025 12:00:00 UTC" in facts and "03/04/2025 09:44:17 UTC" in facts
     outcome = text_of(body, "history-outcome")
     assert "BackoffLimitExceeded" in outcome and "Worker 1 was OOMKilled" in outcome
     config = html.unescape(text_of(body, "history-configuration"))
