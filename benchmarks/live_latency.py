@@ -94,7 +94,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 
 
 # -- processes ------------------------------------------------------------------------------------
-def start_dashboard(sim: simcluster_process.SimCluster, workdir: Path
+def start_dashboard(sim: simcluster_process.SimCluster, workdir: Path, lead_ms: int = 10,
                     ) -> tuple[subprocess.Popen, str]:
     """daphne with the dashboard, as tests/e2e/conftest.py's `live_dashboard` starts it."""
     port = simcluster_process.free_port()
@@ -107,7 +107,8 @@ def start_dashboard(sim: simcluster_process.SimCluster, workdir: Path
                OAUTH_CLIENT_ID="mpijob-dashboard",
                OAUTH_CLIENT_SECRET="mpijob-dashboard-demo-secret",  # noqa: S106 - the demo's
                PROMETHEUS_URL=sim.prometheus_url,
-               ALLOWED_HOSTS="127.0.0.1,localhost")
+               ALLOWED_HOSTS="127.0.0.1,localhost",
+               LIVE_PUSH_LEAD_MS=str(lead_ms))
     for name in ("REDIS_URL", "DEBUG"):  # the in-memory channel layer, the embedded hub
         env.pop(name, None)
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
@@ -252,12 +253,21 @@ def clock_check(page) -> float:
     return worst
 
 
+def hub_renders(url: str) -> int:
+    """The pushes the dashboard's watch hub has rendered (its /metrics)."""
+    text = requests.get(url + "/metrics", timeout=10).text
+    found = re.search(r"^mpijob_dashboard_hub_renders_total (\S+)$", text, re.M)
+    return int(float(found.group(1))) if found else 0
+
+
 def measure_latency(sim, url: str, job: Job, changes: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     status_watch = StatusWatch(sim, job)
     status_watch.start()
     to_dom, to_dom_answered, cluster_part, dashboard_part, patch_rtt = [], [], [], [], []
+    renders: list[int] = []  # pushes rendered per change, its trailing burst included
+    rendered_before = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context()
@@ -272,6 +282,10 @@ def measure_latency(sim, url: str, job: Job, changes: int) -> dict:
             before_status = "Running" if suspend else "Suspended"
             page.wait_for_function(SHOWS, arg=before_status, timeout=180_000)
             time.sleep(random.uniform(0.2, 0.8))
+            rendered = hub_renders(url)
+            if i:
+                renders.append(rendered - rendered_before)
+            rendered_before = rendered
             wanted = "Suspended" if suspend else None  # after a resume: what replaces it
             sent = time.time()
             job.suspend(suspend)
@@ -288,11 +302,14 @@ def measure_latency(sim, url: str, job: Job, changes: int) -> dict:
             cluster_part.append(in_cluster - sent)
             dashboard_part.append(shown - in_cluster)
             patch_rtt.append(answered - sent)
+        time.sleep(1.0)  # the last change's trailing pushes
+        renders.append(hub_renders(url) - rendered_before)
         cookie = next(c["value"] for c in context.cookies() if c["name"] == SESSION_COOKIE)
         browser.close()
     status_watch.stop()
     return {"to_dom": to_dom, "to_dom_answered": to_dom_answered, "cluster": cluster_part,
             "dashboard": dashboard_part, "patch": patch_rtt, "clock_gap": clock_gap,
+            "renders": renders,
             "cookie": cookie}
 
 
@@ -473,6 +490,9 @@ def main() -> None:
                         help="seconds of steady state per number of viewers")
     parser.add_argument("--viewers", default=",".join(map(str, VIEWERS)),
                         help="numbers of viewers, comma-separated")
+    parser.add_argument("--lead-ms", type=int, default=10,
+                        help="the hub's LIVE_PUSH_LEAD_MS (200: every change waits the whole "
+                        "0.2 s window, as before 2026-11-26)")
     parser.add_argument("--no-record", action="store_true",
                         help="print the figures without writing benchmarks/README.md")
     args = parser.parse_args()
@@ -480,7 +500,7 @@ def main() -> None:
         sim = simcluster_process.start(Path(tmp) / "state", scenario="demo", speed=SPEED)
         daphne = None
         try:
-            daphne, url = start_dashboard(sim, Path(tmp))
+            daphne, url = start_dashboard(sim, Path(tmp), args.lead_ms)
             job = Job(sim)
             job.create()
             job.wait_for("Running")
@@ -515,6 +535,8 @@ def main() -> None:
             f"{percentile(lat['to_dom_answered'], 95):.3f} s"),
         "of which in simcluster (PATCH sent to status condition seen by a watch): p50 / p95": (
             f"{statistics.median(lat['cluster']):.3f} / {percentile(lat['cluster'], 95):.3f} s"),
+        f"pushes rendered per change, with what follows it (LIVE_PUSH_LEAD_MS={args.lead_ms}): "
+        "p50 / max": f"{statistics.median(lat['renders']):g} / {max(lat['renders'])}",
         "of which in the dashboard (condition seen to DOM): p50 / p95": (
             f"{statistics.median(lat['dashboard']):.3f} / "
             f"{percentile(lat['dashboard'], 95):.3f} s"),

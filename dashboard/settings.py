@@ -167,6 +167,10 @@ METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
 METRICS_ALLOWED_NETWORKS = _networks("METRICS_ALLOWED_NETWORKS")
 # runwatcher serves /metrics (the hub's job and quota numbers) on this port; 0: it does not.
 WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
+# How long the watch hub gathers a quiet job's first change before pushing it (what one
+# write changed at once); the changes that follow are coalesced over 0.2 s. 200 makes
+# every change wait the whole window (the hub before 2026-11-26).
+LIVE_PUSH_LEAD_MS = env_int("LIVE_PUSH_LEAD_MS", 10, minimum=0)
 
 LANGUAGE_CODE = "en"
 # The OpenShift console's languages. Each is named in itself (the user menu's switcher is

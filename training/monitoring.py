@@ -19,6 +19,7 @@ and the Grafana dashboard query them); README.md lists them too:
   and, beyond the contract, for troubleshooting the watcher:
     mpijob_dashboard_hub_ready                                 gauge 1/0  (watch hub)
     mpijob_dashboard_watch_relists_total{resource}             counter    (watch hub)
+    mpijob_dashboard_hub_renders_total                         counter    (watch hub)
     mpijob_dashboard_job_history_queued                        gauge      (watch hub)
 
 Where each number comes from, and so which process reports it:

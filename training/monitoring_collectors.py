@@ -90,6 +90,10 @@ class HubCollector:
             relists.add_metric([resource], w.relists)
         yield reconnects
         yield relists
+        renders = CounterMetricFamily(PREFIX + "hub_renders", "Live pushes the watch hub "
+                                      "rendered (one per message and viewer language).")
+        renders.add_metric([], hub.renders)
+        yield renders
         if hub.history is not None:
             yield _gauge("job_history_queued", "Finished jobs whose history record is "
                          "waiting to be written (the database is away).", [],

@@ -6,9 +6,9 @@ labelled `training.kubeflow.org/job-name`, one of events (only those that may co
 training job are kept) and one of resource quotas, all feeding a `JobIndex`.
 
 Each change marks the jobs it may touch. A flusher thread sends the first change of a
-quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed);
-changes that follow within `debounce` (0.2 s) of a flush wait for the window's end, so
-that a burst (eight Workers starting) becomes one more update. It recomputes each
+quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed),
+and the next one too (`BURST_FLUSHES`); more changes within `debounce` (0.2 s) wait for
+the window, so that a burst (eight Workers starting) becomes one more update. It recomputes each
 marked job's summary with `odh.training.status.summarize`, and when what a viewer would
 see has changed renders the pushed HTML once (`training.live`) and sends it through the
 channel layer:
@@ -83,6 +83,9 @@ DEBOUNCE_SECONDS = 0.2
 # changed at once: a job's status and its pods); changes that follow within DEBOUNCE_SECONDS
 # of a flush wait for the window's end and go out together.
 LEAD_SECONDS = 0.01
+# A job may be flushed this many times within DEBOUNCE_SECONDS at once (a change, then the
+# next one a moment later: a status and its pods); more changes wait for the window.
+BURST_FLUSHES = 2
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
 SEND_TIMEOUT_SECONDS = 5.0
@@ -165,6 +168,7 @@ class Publisher:
 class Hub:
     def __init__(self, client_factory: Callable[[], ClusterClient], publisher: Publisher, *,
                  debounce: float = DEBOUNCE_SECONDS,
+                 lead: float = LEAD_SECONDS,
                  watch_timeout: int = WATCH_TIMEOUT_SECONDS,
                  prime_grace: float = PRIME_GRACE_SECONDS,
                  refresh_client_factory: Callable[[], ClusterClient] | None = None,
@@ -180,6 +184,8 @@ class Hub:
         self.logs = LogHub(publisher, client_factory,  # live logs: one stream per pod
                            on_language=self.languages.seen)
         self.debounce = debounce
+        self.lead = lead
+        self.renders = 0  # pushes rendered (one per message and language)
         self.watch_timeout = watch_timeout
         self.prime_grace = prime_grace
         self.index = JobIndex()
@@ -192,7 +198,7 @@ class Hub:
         self.summaries: dict[JobKey, JobSummary] = {}  # the latest of every job, for /metrics
         self._seen: dict[JobKey, _Seen] = {}
         self._dirty: dict[JobKey, float] = {}  # job -> when to flush it
-        self._flushed: dict[JobKey, float] = {}  # job -> when it was last flushed
+        self._flushed: dict[JobKey, tuple[float, ...]] = {}  # job -> its last flushes
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._started_at = 0.0
@@ -342,10 +348,11 @@ class Hub:
                 if delay is not None:
                     due = now + delay
                 else:
-                    # leading edge for a quiet job, the window's end for a busy one
-                    last = self._flushed.get(key)
-                    due = now + LEAD_SECONDS if last is None or now - last >= self.debounce \
-                        else last + self.debounce
+                    # leading edge while the job has had fewer than BURST_FLUSHES flushes
+                    # in the last window; in a burst, when the oldest of them leaves it
+                    recent = [t for t in self._flushed.get(key, ()) if now - t < self.debounce]
+                    due = now + self.lead if len(recent) < BURST_FLUSHES \
+                        else recent[-BURST_FLUSHES] + self.debounce
                 # the first change of a burst sets the time; later ones ride along
                 if key not in self._dirty or self._dirty[key] > due:
                     self._dirty[key] = due
@@ -380,10 +387,12 @@ class Hub:
                         continue
                     for key in due:
                         del self._dirty[key]
-                        self._flushed[key] = now
+                        recent = [t for t in self._flushed.get(key, ())
+                                  if now - t < self.debounce]
+                        self._flushed[key] = (*recent[-BURST_FLUSHES + 1:], now)
                     if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
-                        self._flushed = {k: t for k, t in self._flushed.items()
-                                         if now - t < self.debounce}
+                        self._flushed = {k: ts for k, ts in self._flushed.items()
+                                         if now - ts[-1] < self.debounce}
             if not self.ready.is_set():
                 for key in due:
                     try:
@@ -511,6 +520,7 @@ class Hub:
         for language in self.languages.active():
             with translation.override(language):
                 rendered = message()
+            self.renders += 1
             sent = self._send(localized(group, language), rendered) and sent
         return sent
 
@@ -562,6 +572,7 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
     # the dashboard's own service-account token (list/watch only), the current one at every
     # request as the kubelet rotates it; after a 401, the token file read again regardless
     return Hub(cluster.service_account_client, Publisher(layer, loop),
+               lead=settings.LIVE_PUSH_LEAD_MS / 1000,
                refresh_client_factory=functools.partial(cluster.service_account_client,
                                                         refresh=True),
                history=HistoryWriter(project_uid=ProjectUids(cluster.service_account_client))

@@ -81,6 +81,7 @@ def test_metrics_need_no_sign_in_and_use_the_prometheus_text_format(hub):
     samples = parse(response.content.decode())
     assert value(samples, "mpijob_dashboard_build_info", version="0.1.0") == 1.0
     assert value(samples, "mpijob_dashboard_hub_ready") == 1.0
+    assert value(samples, "mpijob_dashboard_hub_renders_total") >= 0
     assert Client().head(URL).status_code == 200
     assert Client().post(URL).status_code == 405
 
