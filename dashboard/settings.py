@@ -118,6 +118,17 @@ if REDIS_URL:
                           "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+def _pod_namespace() -> str:
+    """The namespace this pod runs in (its service account's), else the manifests' own."""
+    path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    try:
+        return path.read_text().strip() or "mpijob-dashboard"
+    except OSError:
+        return "mpijob-dashboard"
+
+
 # The watch hub runs inside the web process (started by the first websocket) unless this is
 # false; then `python manage.py runwatcher` runs it and publishes through REDIS_URL.
 WATCHER_EMBEDDED = env_bool("WATCHER_EMBEDDED", True)
@@ -167,6 +178,13 @@ METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
 METRICS_ALLOWED_NETWORKS = _networks("METRICS_ALLOWED_NETWORKS")
 # runwatcher serves /metrics (the hub's job and quota numbers) on this port; 0: it does not.
 WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
+# Several runwatcher replicas, one active: they elect it through a coordination.k8s.io
+# Lease in the dashboard's namespace (odh/training/election.py). The others stand by
+# and take over once the Lease has gone unrenewed for WATCHER_LEASE_SECONDS.
+WATCHER_LEADER_ELECTION = env_bool("WATCHER_LEADER_ELECTION", False)
+WATCHER_LEASE_NAME = env_str("WATCHER_LEASE_NAME") or "mpijob-dashboard-watcher"
+WATCHER_LEASE_NAMESPACE = env_str("WATCHER_LEASE_NAMESPACE") or _pod_namespace()
+WATCHER_LEASE_SECONDS = env_int("WATCHER_LEASE_SECONDS", 15, minimum=2)
 # How long the watch hub gathers a quiet job's first change before pushing it (what one
 # write changed at once); the changes that follow are coalesced over 0.2 s. 200 makes
 # every change wait the whole window (the hub before 2026-11-26).

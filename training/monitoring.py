@@ -20,6 +20,7 @@ and the Grafana dashboard query them); README.md lists them too:
     mpijob_dashboard_hub_ready                                 gauge 1/0  (watch hub)
     mpijob_dashboard_watch_relists_total{resource}             counter    (watch hub)
     mpijob_dashboard_hub_renders_total                         counter    (watch hub)
+    mpijob_dashboard_watcher_leader                            gauge 1/0  (runwatcher, elected)
     mpijob_dashboard_job_history_queued                        gauge      (watch hub)
 
 Where each number comes from, and so which process reports it:
@@ -75,6 +76,7 @@ from .monitoring_collectors import (
     HubCollector,
     current_hub,
     exposition,
+    use_elector,
     use_hub,
 )
 
@@ -82,8 +84,8 @@ __all__ = [
     "BUILD_INFO", "CONTENT_TYPE", "HTTP_REQUEST_DURATION", "PREFIX", "REGISTRY", "SUBMISSIONS",
     "WEBSOCKETS", "HistoryCollector", "HubCollector", "MetricsServer",
     "RequestMetricsMiddleware", "count_submission", "current_hub", "exposition", "refusal",
-    "refused_response", "submission_outcome", "use_hub", "view_label", "websocket_closed",
-    "websocket_opened",
+    "refused_response", "submission_outcome", "use_elector", "use_hub", "view_label",
+    "websocket_closed", "websocket_opened",
 ]
 
 log = logging.getLogger("training.monitoring")

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpResponse
 
-from .monitoring_collectors import CONTENT_TYPE, current_hub, exposition
+from .monitoring_collectors import CONTENT_TYPE, current_elector, current_hub, exposition
 
 log = logging.getLogger("training.monitoring")
 
@@ -65,8 +65,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, b"ok\n")
         elif path == "/readyz":
             hub = current_hub()
-            ready = hub is not None and hub.running and hub.ready.is_set()
-            self._reply(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
+            elector = current_elector()
+            if hub is not None and hub.running and hub.ready.is_set():
+                self._reply(200, b"ready\n")
+            elif elector is not None and not elector.leading.is_set() \
+                    and not elector.lost.is_set():
+                self._reply(200, b"standing by\n")  # a replica in waiting is healthy
+            else:
+                self._reply(503, b"not ready\n")
         elif path == "/metrics":
             refused = refusal(self.client_address[0], self.headers.get("Authorization", ""))
             if refused is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, disable_created_metrics, generate_latest
 from prometheus_client.core import (
@@ -47,6 +47,18 @@ def use_hub(hub: Hub | None) -> None:
     _hub_override = hub
 
 
+_elector: Any = None  # runwatcher's LeaseElector, when replicas elect the active one
+
+
+def use_elector(elector: Any) -> None:
+    global _elector
+    _elector = elector
+
+
+def current_elector() -> Any:
+    return _elector
+
+
 def current_hub() -> Hub | None:
     if _hub_override is not None:
         return _hub_override
@@ -70,6 +82,11 @@ class HubCollector:
         self.hub = hub
 
     def collect(self) -> Iterable[Metric]:
+        elector = current_elector()
+        if elector is not None:
+            yield _gauge("watcher_leader", "1 in the runwatcher replica that holds the Lease "
+                         "(the active one), 0 in those standing by.", [],
+                         [((), 1.0 if elector.leading.is_set() else 0.0)])
         hub = self.hub()
         if hub is None or not hub.running:
             return

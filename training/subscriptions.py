@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from odh.training import errors, queries
@@ -314,11 +315,19 @@ class OneJob(SubscriptionKind):
                  now: datetime) -> list[Frame]:
         ns, slug, name = sub.value.split("/")
         full = view.sees_pods(ns) and view.sees_events(ns)
+        kind = JOB_KINDS[slug]
         try:
             if not full:  # what its HTTP page would refuse: the job's status only
                 return self._status_only(client, sub, view, now)
-            detail = hub_snapshots.job_detail(JOB_KINDS[slug], ns, name, now) \
-                or queries.job_detail(client, JOB_KINDS[slug], ns, name, now)
+            found = hub_snapshots.job_state(kind, ns, name)
+            if found is not None:  # from the hub's index, rendered once for all viewers
+                data, version = found
+                status, frames = hub_snapshots.RENDERS.get(
+                    (sub.value, translation.get_language(), version),
+                    lambda: self._frames(hub_snapshots.detail_of(kind, data, now), now))
+            else:
+                status, frames = self._frames(queries.job_detail(client, kind, ns, name, now),
+                                              now)
         except errors.NotFound:
             # gone while the page was away (or not there yet): say so, keep listening
             view.statuses.pop(sub.job_ref, None)
@@ -326,13 +335,18 @@ class OneJob(SubscriptionKind):
                     live.render_job_deleted(ns, slug, name)]
         except errors.Forbidden:
             raise AccessRefused(ns) from None
+        view.statuses[sub.job_ref] = status
+        return frames
+
+    @staticmethod
+    def _frames(detail: queries.JobDetail, now: datetime) -> tuple[str, list[Frame]]:
         summary = detail.summary
-        view.statuses[sub.job_ref] = str(summary.status)
         seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events, summary)
-        return [statuses([("job-header-status", str(summary.status),
-                           live.announcement(summary, seen))]),
-                live.render_job_update(summary, detail.job, detail.pods, now, seen),
-                live.render_event_rows(detail.events, now)]
+        return str(summary.status), [
+            statuses([("job-header-status", str(summary.status),
+                       live.announcement(summary, seen))]),
+            live.render_job_update(summary, detail.job, detail.pods, now, seen),
+            live.render_event_rows(detail.events, now)]
 
     def _status_only(self, client: ClusterClient, sub: Subscription, view: ViewState,
                      now: datetime) -> list[Frame]:

@@ -301,6 +301,21 @@ class ClusterClient:
         """The API server's `/version` (cheap; answers without any rights)."""
         return self._call(k8s.VersionApi(self.api_client).get_code)
 
+    # -- leases (leader election: odh.training.election) -----------------------------------------
+    def get_lease(self, namespace: str, name: str) -> Obj:
+        return self._call(k8s.CoordinationV1Api(self.api_client).read_namespaced_lease, name,
+                          namespace, namespace=namespace)
+
+    def create_lease(self, namespace: str, body: Obj) -> Obj:
+        return self._call(k8s.CoordinationV1Api(self.api_client).create_namespaced_lease,
+                          namespace, body, namespace=namespace)
+
+    def replace_lease(self, namespace: str, name: str, body: Obj) -> Obj:
+        """A write that carries the resourceVersion read: 409 (errors.Conflict) when the
+        Lease changed since."""
+        return self._call(k8s.CoordinationV1Api(self.api_client).replace_namespaced_lease,
+                          name, namespace, body, namespace=namespace)
+
     # -- who am I, what may I do -----------------------------------------------------------------
     def whoami(self) -> Obj:
         return self._call(self.custom.get_cluster_custom_object, "user.openshift.io", "v1",

@@ -120,8 +120,9 @@ def test_the_web_process(path):
 def test_the_watcher_in_production():
     objects = m.build("overlays/openshift")
     deployment = m.one(objects, "Deployment", "mpijob-dashboard-watcher")
-    assert deployment["spec"]["replicas"] == 1
-    assert deployment["spec"]["strategy"]["type"] == "Recreate"
+    # two hubs, one active: elected through a Lease the watcher's account may use
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"]["type"] == "RollingUpdate"
     spec = deployment["spec"]["template"]["spec"]
     assert spec["serviceAccountName"] == "mpijob-dashboard-watcher"
     (container,) = spec["containers"]
@@ -130,6 +131,12 @@ def test_the_watcher_in_production():
     env = m.container_env(container, {"mpijob-dashboard-config": {"data": config}}, {})
     assert env["REDIS_URL"] == "<secret mpijob-dashboard/REDIS_URL>"
     assert env["DATABASE_URL"] == "<secret mpijob-dashboard/DATABASE_URL>"
+    assert env["WATCHER_LEADER_ELECTION"] == "true"
+    role = m.one(objects, "Role", "mpijob-dashboard-watcher-lease")
+    assert {"get", "update"} <= {v for r in role["rules"] for v in r["verbs"]
+                                 if r.get("resourceNames") == ["mpijob-dashboard-watcher"]}
+    binding = m.one(objects, "RoleBinding", "mpijob-dashboard-watcher-lease")
+    assert binding["subjects"][0]["name"] == spec["serviceAccountName"]
     web = m.one(objects, "Deployment", "mpijob-dashboard-web")
     assert web["spec"]["replicas"] == 2
     assert web["spec"]["template"]["spec"]["serviceAccountName"] == "mpijob-dashboard-web"

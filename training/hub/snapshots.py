@@ -9,13 +9,21 @@ created a moment ago, a web process without the hub) is read from the API as bef
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from datetime import datetime
+from typing import Any, TypeVar
 
+from odh.training.jobindex import JobData
 from odh.training.kinds import JobKind
 from odh.training.queries import JobDetail, Listing, job_events
 from odh.training.status import summarize
 
 from . import get_hub
+
+T = TypeVar("T")
 
 
 def _ready_index():
@@ -25,15 +33,73 @@ def _ready_index():
     return hub.index
 
 
-def job_detail(kind: JobKind, namespace: str, name: str, now: datetime) -> JobDetail | None:
-    """The job as a page shows it (pods, its events), or None: ask the API."""
+def job_state(kind: JobKind, namespace: str, name: str) -> tuple[JobData, tuple] | None:
+    """The job's objects in the index and a version of them (what they are made of: their
+    resourceVersions), or None: ask the API."""
     index = _ready_index()
     data = index.job_data((namespace, kind.slug, name)) if index is not None else None
     if data is None:
         return None
+    version = (_rv(data.job), tuple(sorted(_rv(p) for p in data.pods)),
+               tuple(sorted(_rv(e) for e in data.events)))
+    return data, version
+
+
+def detail_of(kind: JobKind, data: JobData, now: datetime) -> JobDetail:
     job = {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
     events = job_events(kind, job, data.pods, data.events)
     return JobDetail(kind, job, data.pods, events, summarize(job, data.pods, events, now))
+
+
+def _rv(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('uid', '')}@{meta.get('resourceVersion', '')}"
+
+
+class SharedRenders:
+    """What one state of a job renders to, shared by the viewers that connect meanwhile:
+    a hundred sockets opening the same job's page render it once (single flight), not a
+    hundred times. Kept `ttl` seconds (the ages in it are counted on by the page)."""
+
+    def __init__(self, ttl: float = 2.0, size: int = 256,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self.size = size
+        self.clock = clock
+        self._items: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self._making: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self.made = 0
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        hit = self._fresh(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        with making:  # the first one renders, the others wait for it
+            hit = self._fresh(key)
+            if hit is not None:
+                return hit
+            value = make()
+            with self._lock:
+                self.made += 1
+                self._items[key] = (self.clock(), value)
+                self._items.move_to_end(key)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+                self._making.pop(key, None)
+            return value
+
+    def _fresh(self, key: Hashable) -> Any:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None or self.clock() - found[0] > self.ttl:
+                return None
+            return found[1]
+
+
+RENDERS = SharedRenders()
 
 
 def project_listing(namespace: str, kinds: list[JobKind], now: datetime,

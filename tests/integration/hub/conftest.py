@@ -10,6 +10,8 @@ channel layer must be read on that same loop.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -19,6 +21,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests import simcluster_process
+from tests.simcluster_process import free_port
 from tests.waiting import wait_until
 
 SCENARIO = str(Path(__file__).with_name("watch-scenario.yaml"))
@@ -187,3 +190,51 @@ def job_ref(name: str) -> str:
     """An MPIJob of team-nlp as the live groups and subscriptions name it."""
     return f"{NS}/mpijob/{name}"
 
+
+# -- a real Redis server (runwatcher in its own process publishes through it) ------------------
+REDIS = shutil.which("redis-server")
+
+
+class RedisServer:
+    def __init__(self, log_path) -> None:
+        self.port = free_port()
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
+            self.process = subprocess.Popen(
+                [REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no"], stdout=log, stderr=subprocess.STDOUT)
+        wait_until(self.answers, 15, message="redis-server to answer PING")
+
+    def answers(self) -> bool:
+        import redis
+
+        with redis.Redis(port=self.port, socket_timeout=1) as r:
+            return bool(r.ping())
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    if REDIS is None:
+        print("redis-server is not installed (apt-get install redis-server): "
+              "the runwatcher test needs a real Redis")
+        pytest.skip("redis-server is not installed")
+    server = RedisServer(tmp_path_factory.mktemp("redis") / "redis.log")
+    yield server
+    server.stop()

@@ -157,7 +157,8 @@ def test_malformed_leases_are_ignored(hub, loop_thread, layer):
 
 # -- production: runwatcher publishes through Redis -----------------------------------------------
 def test_runwatcher_streams_logs_through_redis(demo, tmp_path_factory, loop_thread):
-    from tests.integration.hub.test_runwatcher_redis import REDIS, RedisServer, Runwatcher
+    from tests.integration.hub.conftest import REDIS, RedisServer
+    from tests.integration.hub.test_runwatcher_redis import Runwatcher
 
     if REDIS is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server)")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,57 +14,10 @@ import sys
 import pytest
 
 from tests.integration.hub.conftest import NS, Subscriber, job_ref
-from tests.simcluster_process import ROOT, free_port
+from tests.simcluster_process import ROOT
 from tests.training_jobs import mpijob
 from tests.waiting import wait_until
 from training import permissions
-
-REDIS = shutil.which("redis-server")
-
-
-class RedisServer:
-    def __init__(self, log_path) -> None:
-        self.port = free_port()
-        self.log_path = log_path
-        self.process: subprocess.Popen | None = None
-        self.start()
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
-            self.process = subprocess.Popen(
-                [REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no"], stdout=log, stderr=subprocess.STDOUT)
-        wait_until(self.answers, 15, message="redis-server to answer PING")
-
-    def answers(self) -> bool:
-        import redis
-
-        with redis.Redis(port=self.port, socket_timeout=1) as r:
-            return bool(r.ping())
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    if REDIS is None:
-        print("redis-server is not installed (apt-get install redis-server): "
-              "the runwatcher test needs a real Redis")
-        pytest.skip("redis-server is not installed")
-    server = RedisServer(tmp_path_factory.mktemp("redis") / "redis.log")
-    yield server
-    server.stop()
 
 
 class Runwatcher:

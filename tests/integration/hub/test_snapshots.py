@@ -28,39 +28,54 @@ def reads(sim) -> Counter:
     return found
 
 
-def _snapshot(token: str, kind: str, value: str) -> list:
+def snapshot_and_reads(sim, kind: str, value: str) -> tuple[list, Counter]:
+    """alice's snapshot of one subscription, and the API reads it took (the access
+    reviews before it are not counted)."""
+    token = sim.token("alice")
     subs = [subscriptions.parse(kind, value)]
     view = ViewState()
-    subscriptions.check_access(token, subs, view)  # the reviews: not what is counted
-    return subs, view
+    subscriptions.check_access(token, subs, view)
+    before = reads(sim)
+    frames = subscriptions.snapshots(token, subs, view)
+    after = reads(sim)
+    return frames, Counter({r: after[r] - before[r] for r in after})
 
 
 def test_a_jobs_snapshot_reads_nothing_from_the_api(hub, demo):
-    token = demo.token("alice")
-    subs, view = _snapshot(token, "job", BERT)
-    before = reads(demo)
-    frames = subscriptions.snapshots(token, subs, view)
-    after = reads(demo)
-    assert {r: after[r] - before[r] for r in ("mpijobs", "pods", "events")} == {
-        "mpijobs": 0, "pods": 0, "events": 0}
+    frames, took = snapshot_and_reads(demo, "job", BERT)
+    assert (took["mpijobs"], took["pods"], took["events"]) == (0, 0, 0)
     assert any("job-header-status" in str(f) and "Running" in str(f) for f in frames)
 
 
 def test_a_projects_snapshot_reads_nothing_from_the_api(hub, demo):
-    token = demo.token("alice")
-    subs, view = _snapshot(token, "ns", NS)
-    before = reads(demo)
-    frames = subscriptions.snapshots(token, subs, view)
-    after = reads(demo)
-    assert after["mpijobs"] - before["mpijobs"] == 0 and after["pods"] - before["pods"] == 0
+    frames, took = snapshot_and_reads(demo, "ns", NS)
+    assert (took["mpijobs"], took["pods"]) == (0, 0)
     assert any("job-row-team-nlp-mpijob-bert-large-pretrain" in str(f) for f in frames)
 
 
-def test_without_a_hub_the_snapshot_is_read_from_the_api(demo, monkeypatch):
+def test_without_a_hub_the_snapshot_is_read_from_the_api(hub, demo, monkeypatch):
     monkeypatch.setattr(training.hub.snapshots, "get_hub", lambda: None)
-    token = demo.token("alice")
-    subs, view = _snapshot(token, "job", BERT)
-    before = reads(demo)
-    frames = subscriptions.snapshots(token, subs, view)
-    assert reads(demo)["mpijobs"] - before["mpijobs"] == 1
+    frames, took = snapshot_and_reads(demo, "job", BERT)
+    assert took["mpijobs"] == 1
     assert any("Running" in str(f) for f in frames)
+
+
+def test_viewers_connecting_together_share_one_rendering(hub, demo):
+    """Twenty sockets opening one job's page at once: its state is rendered once, not per
+    socket (each still gets every frame, and its own view remembers the status)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from training.hub.snapshots import RENDERS
+
+    token = demo.token("alice")
+    subs = [subscriptions.parse("job", BERT)]
+    views = [ViewState() for _ in range(20)]
+    for view in views:  # the reviews (asked once, then kept): pods and events allowed
+        subscriptions.check_access(token, subs, view)
+    made = RENDERS.made
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda v: subscriptions.snapshots(token, subs, v), views))
+    assert RENDERS.made - made <= 2  # once (twice if the job changed meanwhile)
+    assert all(r == results[0] for r in results)
+    assert any("job-event-rows" in str(f) for f in results[0])  # the whole page, not status
+    assert all(v.statuses[BERT] == "Running" for v in views)

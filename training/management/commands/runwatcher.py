@@ -11,7 +11,13 @@ training/monitoring.py), with the same METRICS_BEARER_TOKEN / METRICS_ALLOWED_NE
 rules as the web process, plus /healthz (the process answers) and /readyz (the hub has
 listed everything) for probes.
 
-SIGTERM or SIGINT stops it cleanly.
+With WATCHER_LEADER_ELECTION=true several replicas run, one active: each holds or waits
+for the Lease WATCHER_LEASE_NAME in WATCHER_LEASE_NAMESPACE (odh/training/election.py).
+A standby serves /healthz and /readyz (ready: standing by) and starts the hub when it
+takes the Lease over; a leader that can no longer renew it stops and exits with status 1
+(the kubelet starts it again, as a candidate).
+
+SIGTERM or SIGINT stops it cleanly (a leader gives the Lease up on the way out).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from training import monitoring
+from odh.training.election import LeaseElector
+from training import cluster, monitoring
 from training.hub.hub import build_hub
 
 log = logging.getLogger("training.hub")
@@ -55,30 +62,60 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
+        server = self._serve_metrics(options)
+        elector = None
+        if settings.WATCHER_LEADER_ELECTION:
+            elector = LeaseElector(cluster.service_account_client,
+                                   settings.WATCHER_LEASE_NAMESPACE, settings.WATCHER_LEASE_NAME,
+                                   lease_seconds=settings.WATCHER_LEASE_SECONDS,
+                                   on_stopped=stopping.set).start()
+            monitoring.use_elector(elector)
+            self._say(f"runwatcher: standing by for the lease "
+                      f"{settings.WATCHER_LEASE_NAMESPACE}/{settings.WATCHER_LEASE_NAME} "
+                      f"as {elector.holder}")
+            while not elector.leading.is_set() and not stopping.wait(0.2):
+                pass
+            if not elector.leading.is_set():
+                self._stop(server, None, elector)
+                return
+            self._say("runwatcher: leading")
         hub = build_hub().start()
         monitoring.use_hub(hub)
-        self.stdout.write("runwatcher: watch hub started", ending="\n")
-        server = None
-        if options["metrics_port"]:
-            try:
-                server = monitoring.MetricsServer(options["metrics_port"],
-                                                  options["metrics_address"]).start()
-            except OSError as e:
-                hub.stop()
-                raise CommandError(f"cannot serve /metrics on port {options['metrics_port']}: "
-                                   f"{e}") from None
-            self.stdout.write(f"runwatcher: /metrics on port {server.port}")
-        self.stdout.flush()
+        self._say("runwatcher: watch hub started")
         announced = False
         while not stopping.wait(0.5):
             if not announced and hub.ready.is_set():
                 counts = hub.index.counts()
-                self.stdout.write(f"runwatcher: READY ({counts['jobs']} jobs, "
-                                  f"{counts['pods']} pods)")
-                self.stdout.flush()
+                self._say(f"runwatcher: READY ({counts['jobs']} jobs, {counts['pods']} pods)")
                 announced = True
+        self._stop(server, hub, elector)
+        if elector is not None and elector.lost.is_set():
+            raise CommandError("runwatcher: lost the lease (could not renew it): exiting so "
+                               "that it starts again as a candidate")
+
+    def _serve_metrics(self, options) -> monitoring.MetricsServer | None:
+        if not options["metrics_port"]:
+            return None
+        try:
+            server = monitoring.MetricsServer(options["metrics_port"],
+                                              options["metrics_address"]).start()
+        except OSError as e:
+            raise CommandError(f"cannot serve /metrics on port {options['metrics_port']}: "
+                               f"{e}") from None
+        self._say(f"runwatcher: /metrics on port {server.port}")
+        return server
+
+    def _stop(self, server, hub, elector) -> None:
         if server is not None:
             server.stop()
-        hub.stop()
-        monitoring.use_hub(None)
-        self.stdout.write("runwatcher: stopped")
+        if hub is not None:
+            hub.stop()
+            monitoring.use_hub(None)
+        if elector is not None:  # after the hub: a successor must not overlap it
+            elector.stop(release=not elector.lost.is_set())
+            monitoring.use_elector(None)
+        self._say("runwatcher: stopped")
+
+    def _say(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
