@@ -506,3 +506,25 @@ def test_the_demo_has_jobs_refused_by_quota_and_limit_range(demo):
         assert job_pods(core, ns, name) == []
         assert event_messages(core, ns, name, "MPIJobFailed") == [
             f'worker pod created failed: pods "{name}-worker-0" is forbidden: {refusal}']
+
+
+def test_leases_serve_leader_election_a_stale_update_is_a_conflict(admin_api):
+    """coordination.k8s.io/v1 Leases as controllers use them: create, read, and an update
+    carrying a resourceVersion that changed meanwhile refused with 409 Conflict."""
+    leases = client.CoordinationV1Api(admin_api)
+    name = unique("lease")
+    body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}}
+    created = leases.create_namespaced_lease(NS, body)
+    assert created.spec.holder_identity == "a"
+    read = leases.read_namespaced_lease(name, NS)
+    read.spec.holder_identity = "b"
+    leases.replace_namespaced_lease(name, NS, read)  # b wins
+    stale = created
+    stale.spec.holder_identity = "c"
+    with pytest.raises(ApiException) as refused:
+        leases.replace_namespaced_lease(name, NS, stale)
+    assert refused.value.status == 409
+    assert leases.read_namespaced_lease(name, NS).spec.holder_identity == "b"
+    leases.delete_namespaced_lease(name, NS)
