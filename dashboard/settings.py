@@ -57,7 +57,7 @@ MIDDLEWARE = [
     "training.monitoring.RequestMetricsMiddleware",  # first: times the whole request
     "training.middleware.RequestIdMiddleware",
     # HTML and JSON compressed (Django's GZip pads each answer against BREACH)
-    "django.middleware.gzip.GZipMiddleware",
+    "training.middleware.CompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "training.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

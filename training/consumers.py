@@ -148,6 +148,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         self.recheck_task: asyncio.Task | None = None
         self.lease_task: asyncio.Task | None = None  # renews leases on live log streams
         self.language_task: asyncio.Task | None = None  # names the language to the hub
+        self.hub_epoch = ""  # the watch hub last heard of (a new one: resync)
         self.rejoin_task: asyncio.Task | None = None  # after the channel layer failed
         self.paused: set[str] = set()  # why updates cannot reach this socket now, if they can't
         self.live = False  # "ready" was sent: the page shows what it is sent
@@ -262,8 +263,16 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if message.get("state") == "down":
             await self._pause(HUB_BLIND)
         elif message.get("state") == "up":
-            if HUB_BLIND in self.paused:  # a hub that starts again knows no language yet
+            epoch = str(message.get("hub") or "")
+            another = bool(epoch and self.hub_epoch and epoch != self.hub_epoch)
+            self.hub_epoch = epoch or self.hub_epoch
+            if HUB_BLIND in self.paused or another:  # a new hub knows no language yet
                 await self._name_language()
+            if another and not self.paused and self.live:
+                # a hub that took over pushed nothing of what changed before it: resync
+                log.info("live updates of %s: a new watch hub; sending a fresh snapshot",
+                         self.channel_name)
+                await self._resync()
             await self._resume(HUB_BLIND)
 
     async def route(self, message: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.middleware.gzip import GZipMiddleware
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.urls import Resolver404, resolve, reverse
@@ -29,6 +30,17 @@ from .requestid import request_id as _request_id
 log = logging.getLogger("training")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class CompressionMiddleware(GZipMiddleware):
+    """Django's GZip (each answer padded against BREACH) for pages and JSON. Streaming
+    answers (the audit CSV, log downloads) go out as they are: Django compresses an async
+    stream chunk by chunk into separate gzip members, and browsers read only the first."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if response.streaming:
+            return response
+        return super().process_response(request, response)
 
 
 class RequestIdMiddleware:

@@ -49,6 +49,7 @@ import functools
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -209,7 +210,9 @@ class Hub:
         self._discovery_failing = False
         # a server that hangs leaves the watches silent, not failing: asked directly
         self.probe = ClusterProbe(client_factory, self._reconnect_watches)
-        self.status = HubStatus(self._send, self.sees_cluster)
+        self.epoch = uuid.uuid4().hex  # this start of the hub (training/hub/status.py)
+        self.status = HubStatus(self._send, self.sees_cluster, ready=self.ready.is_set,
+                                epoch=self.epoch)
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> Hub:

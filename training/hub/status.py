@@ -12,6 +12,12 @@ group, which every live socket joins (training/consumers.py):
   pages a fresh snapshot, read with each person's own token;
 - and the current state again every `every` seconds, for sockets that joined (or joined
   again, after a Redis restart) since it changed, and sends that failed.
+
+Once the hub has listed everything, its messages carry its `epoch` (a random id of this
+start of it), and the first one is sent at once: a socket that hears of another epoch
+than before knows that a new hub took over (runwatcher restarted, another replica
+elected) and that changes may have happened in between, which no hub pushed; it sends
+its page a fresh snapshot.
 """
 
 from __future__ import annotations
@@ -33,16 +39,19 @@ RETRY_SECONDS = 1.0  # a send that failed (Redis away) is tried again this often
 UP, DOWN = "up", "down"
 
 
-def message(state: str) -> dict:
-    return {"type": "hub.status", "state": state}
+def message(state: str, epoch: str = "") -> dict:
+    return {"type": "hub.status", "state": state, "hub": epoch}
 
 
 class HubStatus:
     def __init__(self, send: Callable[[str, dict], bool], sees: Callable[[], bool], *,
                  grace: float = DOWN_GRACE_SECONDS, every: float = REPEAT_SECONDS,
-                 poll: float = POLL_SECONDS) -> None:
+                 poll: float = POLL_SECONDS, ready: Callable[[], bool] = lambda: True,
+                 epoch: str = "") -> None:
         self.send = send
         self.sees = sees  # whether the hub sees the cluster now
+        self.ready = ready  # whether it has listed everything
+        self.epoch = epoch
         self.grace = grace
         self.every = every
         self.poll = poll
@@ -95,9 +104,14 @@ class HubStatus:
     def _loop(self) -> None:
         last_sent = float("-inf")
         unsent = False
+        told_ready = False
         while not self._stop.wait(self.poll):
             changed = self.check()
+            ready = self.ready()
             now = time.monotonic()
-            if changed or now - last_sent >= (RETRY_SECONDS if unsent else self.every):
-                unsent = not self.send(STATUS_GROUP, message(self.state))
+            if changed or (ready and not told_ready) or \
+                    now - last_sent >= (RETRY_SECONDS if unsent else self.every):
+                unsent = not self.send(STATUS_GROUP,
+                                       message(self.state, self.epoch if ready else ""))
+                told_ready = told_ready or (ready and not unsent)
                 last_sent = now

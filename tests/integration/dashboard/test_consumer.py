@@ -568,6 +568,35 @@ def test_the_page_is_told_updates_are_paused_while_the_hub_cannot_see_the_cluste
     assert tab.next() == html
 
 
+def test_a_new_watch_hub_sends_the_page_a_fresh_snapshot(open_tab, loop, cookie_of):
+    """runwatcher killed and started again (or another replica elected): nothing it said
+    "down", but changes made in between were pushed by no hub. Its first "up" carries a
+    new epoch: the page gets the current state; the same hub saying "up" again does not
+    resend it."""
+    tab = open_tab(f"job={BERT}", cookie_of("alice"))
+    tab.until_ready()
+    before = len(tab.frames)
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up", "hub": "first"})
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up", "hub": "first"})
+    marker = '<span id="job-header-status" hx-swap-oob="true">m</span>'
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "html": marker, "announce": "", "job": BERT,
+        "status": "Running", "change": "modified"})
+    tab.until(lambda f: f == marker)
+    assert not any('"statuses"' in f for f in tab.frames[before:])  # the first hub: known
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up", "hub": "second"})
+    statuses = json.loads(tab.until(lambda f: '"statuses"' in f))
+    assert statuses["jobs"][0]["status"] == "Running"
+    assert 'id="job-header-status"' in tab.next()
+    tab.until_ready()
+    group_send(loop, "hub.status", {"type": "hub.status", "state": "up", "hub": "second"})
+    html = '<span id="job-header-status" hx-swap-oob="true">y</span>'
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "html": html, "announce": "", "job": BERT, "status": "Running",
+        "change": "modified"})
+    assert tab.next() == html  # no second snapshot before it
+
+
 def test_the_page_is_paused_while_the_cluster_does_not_answer_and_caught_up_after(
         open_tab, loop, cookie_of, settings, demo_cluster, unreachable_cluster, monkeypatch):
     from training import cluster

@@ -44,3 +44,12 @@ def test_a_deployment_sends_hashed_precompressed_files_kept_for_a_year(static_ro
         max_age = int(re.search(r"max-age=(\d+)", r["Cache-Control"]).group(1))
         assert max_age >= 365 * 24 * 3600 and "immutable" in r["Cache-Control"]
         assert re.search(r'src="/static/js/theme\.[0-9a-f]{12}\.js"', page)
+
+
+def test_streamed_downloads_are_sent_as_they_are(admin):
+    """Django compresses an async stream chunk by chunk (separate gzip members, of which
+    browsers read the first): the audit CSV and log downloads are not compressed."""
+    r = admin.get(reverse("training-cluster-audit-export"), HTTP_ACCEPT_ENCODING="gzip")
+    assert r.status_code == 200 and r.streaming
+    assert "Content-Encoding" not in r
+    assert b"".join(r.streaming_content).startswith(b"time,")
