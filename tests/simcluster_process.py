@@ -78,6 +78,24 @@ def start(state_dir: Path, scenario: str | None = "empty", speed: float = 50.0,
           extra: list[str] | None = None, args: list[str] | None = None,
           ports: tuple[int, int, int] | None = None, timeout: float = 30,
           log_path: Path | None = None) -> SimCluster:
+    """simcluster in a process of its own, ready. Ports chosen here that another process
+    took in the meantime (free_port cannot reserve them) are chosen again."""
+    for attempt in range(3):
+        try:
+            return _start(state_dir, scenario, speed, extra, args, ports, timeout, log_path)
+        except PortTaken:
+            if ports is not None or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+class PortTaken(RuntimeError):
+    pass
+
+
+def _start(state_dir: Path, scenario: str | None, speed: float, extra: list[str] | None,
+           args: list[str] | None, ports: tuple[int, int, int] | None, timeout: float,
+           log_path: Path | None) -> SimCluster:
     port, oauth_port, prom_port = ports or (free_port(), free_port(), free_port())
     if args is None:
         args = ["--scenario", scenario or "empty", "--speed", str(speed),
@@ -92,8 +110,10 @@ def start(state_dir: Path, scenario: str | None = "empty", speed: float = 50.0,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"simcluster exited with {proc.returncode}:\n"
-                               + log_path.read_text(errors="replace"))
+            text = log_path.read_text(errors="replace")
+            kind = PortTaken if "address already in use" in text.split(
+                "simcluster: stopping")[-1] else RuntimeError
+            raise kind(f"simcluster exited with {proc.returncode}:\n" + text)
         if "READY" in log_path.read_text(errors="replace").split("simcluster: stopping")[-1]:
             break
         time.sleep(0.05)

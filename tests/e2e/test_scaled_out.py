@@ -91,10 +91,15 @@ def deployment(e2e_cluster, tmp_path_factory):
     redis = RedisServer(work / "redis.log")
     admin, db_name, database_url = _postgres_database()
     ports = [free_port(), free_port()]
+    # its sign-in comes back to these web processes too (the other tests' dashboard keeps
+    # its own redirect URI: the cluster is shared)
     with e2e_cluster.api_client("admin") as api:
-        k8s.CustomObjectsApi(api).patch_cluster_custom_object(
+        oauth = k8s.CustomObjectsApi(api)
+        kept = oauth.get_cluster_custom_object("oauth.openshift.io", "v1", "oauthclients",
+                                               "mpijob-dashboard").get("redirectURIs") or []
+        oauth.patch_cluster_custom_object(
             "oauth.openshift.io", "v1", "oauthclients", "mpijob-dashboard",
-            {"redirectURIs": [f"http://127.0.0.1:{p}/oauth/callback/" for p in ports]},
+            {"redirectURIs": kept + [f"http://127.0.0.1:{p}/oauth/callback/" for p in ports]},
             _content_type="application/merge-patch+json")
     env = dict(os.environ, PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="dashboard.settings",
                DATABASE_URL=database_url, REDIS_URL=redis.url, WATCHER_EMBEDDED="false",
