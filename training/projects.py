@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
 
 from odh.training import errors, queries
+from odh.training.access import Access
 from odh.training.client import ClusterClient, Project
 from odh.training.kinds import KINDS, JobKind
 
@@ -96,3 +97,40 @@ def get_job_for_user(request: HttpRequest, client: ClusterClient, project: str, 
         raise
     except errors.NotFound:
         raise job_missing(kind, project, name) from None
+
+
+def list_jobs_for_user(request: HttpRequest, client: ClusterClient,
+                       namespaces: list[str] | None, kinds: list[JobKind],
+                       projects: list[Project]) -> queries.Listing:
+    """The jobs the list page shows: from the watch hub in this process when it runs
+    (summarized already, what the person may list by their cached access answers), else
+    listed with their token. `namespaces` None: every namespace (they may list MPIJobs and
+    pods everywhere); a kind they may not list everywhere is shown in their projects."""
+    from datetime import UTC, datetime
+
+    from .hub.snapshots import hub_listing
+
+    mine = {p.name for p in projects}
+
+    def may(namespace: str, access: Access) -> bool:
+        return person_may(request, client, namespace, access)
+
+    def may_list(namespace: str, kind: JobKind) -> bool:
+        access = Access("list", kind.plural, kind.group)
+        if namespaces is None and may(EVERYWHERE, access):
+            return True
+        return namespace in mine and may(namespace, access)
+
+    def may_see_pods(namespace: str) -> bool:
+        if namespaces is None:  # cluster-wide: allowed everywhere (can_list_everywhere)
+            return True
+        return may(namespace, Access("list", "pods"))
+
+    found = hub_listing(namespaces, kinds, may_list, may_see_pods, datetime.now(UTC))
+    if found is None:
+        return queries.list_summaries(client, namespaces, kinds,
+                                      fallback=lambda: [p.name for p in projects])
+    if namespaces is None:
+        found.forbidden_kinds = [k for k in kinds if not may(
+            EVERYWHERE, Access("list", k.plural, k.group))]
+    return found

@@ -27,7 +27,6 @@ from tests.simcluster_process import ROOT, free_port
 from tests.training_jobs import mpijob
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.xdist_group("scaled-out")
 POSTGRES = os.environ.get("POSTGRES_TEST_URL", "postgres://postgres@127.0.0.1:5432/test")
 SESSION_COOKIE = "mpijob_dashboard_session"
 NS = "team-nlp"

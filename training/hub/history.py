@@ -158,7 +158,9 @@ class HistoryWriter:
 
     def _settle(self, uid: str, item: tuple[Obj, JobSummary], done: bool) -> None:
         with self._cond:
-            if self._queue.get(uid) is item:
-                del self._queue[uid]
+            # recorded (or found): a newer sighting queued meanwhile would change nothing,
+            # the record is written once; not recordable: a newer one may be
+            if done or self._queue.get(uid) is item:
+                self._queue.pop(uid, None)
             if done:
                 self._done.add(uid)

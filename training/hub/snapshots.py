@@ -120,3 +120,63 @@ def project_listing(namespace: str, kinds: list[JobKind], now: datetime,
         listing.summaries.append(summarize(job, pods, None, now))
         listing.objects[key] = (job, pods)
     return listing
+
+
+class _IndexObjects(dict):
+    """`Listing.objects` read from the index when asked (the list asks for its page's
+    rows only), not copied for every job."""
+
+    def __init__(self, index, with_pods: set[str] | None) -> None:
+        super().__init__()
+        self.index = index
+        self.with_pods = with_pods  # namespaces whose pods may be shown; None: all
+
+    def get(self, key, default=None):
+        data = self.index.job_data(key)
+        if data is None:
+            return default
+        kind = data.kind
+        job = {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
+        shown = self.with_pods is None or key[0] in self.with_pods
+        return job, (data.pods if shown else [])
+
+
+def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
+                may_list: Callable[[str, JobKind], bool], may_see_pods: Callable[[str], bool],
+                now: datetime) -> Listing | None:
+    """The list page's jobs as the watch hub in this process keeps them summarized (no
+    API list, no summary made per request), or None: no ready hub here, ask the API.
+
+    Only what the person may list: `may_list(namespace, kind)` and `may_see_pods(namespace)`
+    are their access answers (SelfSubjectAccessReviews, cached); a namespace where they may
+    not list MPIJobs is reported refused, as the API would; where they may not list pods,
+    the jobs are summarized from the job objects alone."""
+    hub = get_hub()
+    if hub is None or not hub.running or not hub.ready.is_set():
+        return None
+    index = hub.index
+    by_slug = {k.slug: k for k in kinds}
+    listing = Listing()
+    asked = sorted({k[0] for k in index.job_keys()}) if namespaces is None else namespaces
+    allowed: dict[str, set[str]] = {}
+    pods_shown: set[str] = set()
+    for ns in asked:
+        allowed[ns] = {k.slug for k in kinds if may_list(ns, k)}
+        if namespaces is not None and "mpijob" in by_slug and "mpijob" not in allowed[ns]:
+            listing.forbidden_namespaces.append(ns)
+        if may_see_pods(ns):
+            pods_shown.add(ns)
+    listing.objects = _IndexObjects(index, pods_shown)
+    for key, summary in list(hub.summaries.items()):
+        ns, slug, _name = key
+        if slug not in allowed.get(ns, ()):
+            continue
+        if ns not in pods_shown:
+            data = index.job_data(key)
+            if data is None:
+                continue
+            kind = by_slug[slug]
+            summary = summarize({"apiVersion": kind.api_version, "kind": kind.kind,
+                                 **data.job}, [], None, now)
+        listing.summaries.append(summary)
+    return listing

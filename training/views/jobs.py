@@ -15,7 +15,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from odh.training import errors, export, listing, queries
+from odh.training import errors, export, listing
 from odh.training.client import ClusterClient, Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
@@ -28,6 +28,7 @@ from ..projects import (
     get_job_for_user,
     job_missing,
     kind_or_404,
+    list_jobs_for_user,
     projects_for_user,
     served_kinds,
 )
@@ -95,8 +96,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
             namespaces = None  # one cluster-wide list per kind instead of one per project
         listed_at = datetime.now(UTC)  # a job created from now on may be missing: see live.js
         # a kind (or pods) refused cluster-wide is listed in the person's projects instead
-        result = queries.list_summaries(client, namespaces, kinds,
-                                        fallback=lambda: [p.name for p in projects])
+        result = list_jobs_for_user(request, client, namespaces, kinds, projects)
         # Create, Clone and Retry only where the person may create MPIJobs
         creatable = permissions.may_create_in(request, client, [p.name for p in projects])
     filters = listing.JobFilters.from_query(request.GET)

@@ -79,3 +79,27 @@ def test_viewers_connecting_together_share_one_rendering(hub, demo):
     assert all(r == results[0] for r in results)
     assert any("job-event-rows" in str(f) for f in results[0])  # the whole page, not status
     assert all(v.statuses[BERT] == "Running" for v in views)
+
+
+def test_the_job_list_comes_from_the_hub_and_shows_what_the_api_would(hub, demo, client, db):
+    """alice's list with the hub in this process: the same jobs and statuses as listing
+    them with her token, and no list of jobs or pods asked of the API server."""
+    from odh.training import queries
+    from odh.training.client import ClusterClient
+    from odh.training.kinds import KINDS
+    from tests.dashboard_support import sign_in
+
+    token = sign_in(client, demo, "alice")
+    client.get("/jobs/?project=")  # warms her access answers (reviews, not counted)
+    before = reads(demo)
+    page = client.get("/jobs/?project=").content.decode()
+    took = Counter({r: reads(demo)[r] - before[r] for r in before})
+    assert (took["mpijobs"], took["pods"], took["pytorchjobs"]) == (0, 0, 0)
+    with ClusterClient(demo.api_client("alice")) as api:
+        expected = queries.list_summaries(api, ["team-nlp", "team-cv"], list(KINDS.values()))
+    assert token
+    for s in expected.summaries:
+        row = f'id="job-row-{s.namespace}-{s.kind.slug}-{s.name}"'
+        assert row in page, f"{s.namespace}/{s.name} missing"
+    rows = re.findall(r'id="job-row-([a-z0-9-]+)"', page)
+    assert len(rows) == min(len(expected.summaries), 25)
