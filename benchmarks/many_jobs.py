@@ -1,5 +1,7 @@
 """The pages with many jobs: server time of /jobs/ (first page, a deep page, filtered) and
-/cluster/ with 100, 1,000 (and, with --sizes, 10,000) MPIJobs in the cluster.
+/cluster/ with 100, 1,000 (and, with --sizes, 10,000) MPIJobs in the cluster, read from
+the API with the person's token (a web process without the watch hub) and served from the
+hub's summaries (the hub in the web process, as by default).
 
 For each size: simcluster (demo scenario, speed 50) with that many suspended MPIJobs
 (one Launcher and one Worker each; suspended, so no pods: the jobs are what grows) added
@@ -98,6 +100,23 @@ def measure(sim, jobs: int) -> dict[str, float]:
     return figures
 
 
+def measure_with_hub(sim, jobs: int) -> dict[str, float]:
+    """The same pages with the watch hub running in this process (ready: it has listed
+    everything), as the dashboard runs by default."""
+    import training.hub
+    from training.hub.hub import build_hub
+
+    hub = build_hub(record_history=False).start()
+    try:
+        if not hub.ready.wait(300):
+            raise SystemExit("the watch hub did not list the cluster within 5 minutes")
+        training.hub._hub = hub  # what ensure_started() does on the first websocket
+        return measure(sim, jobs)
+    finally:
+        training.hub._hub = None
+        hub.stop()
+
+
 def record(rows: list[str], sizes: list[int]) -> None:
     readme = ROOT / "benchmarks" / "README.md"
     text = readme.read_text()
@@ -127,6 +146,7 @@ def main() -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
         os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/db.sqlite3"
         os.environ["WATCHER_EMBEDDED"] = "false"
+        os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1"
         import django
         from django.core.management import call_command
 
@@ -139,19 +159,22 @@ def main() -> None:
             try:
                 fill(sim, size)
                 results[size] = measure(sim, size)
+                with_hub = measure_with_hub(sim, size)
+                results[size].update({f"{k}, hub": v for k, v in with_hub.items()
+                                      if k.startswith("/jobs/")})
             finally:
                 sim.stop()
             print(f"{size} jobs: " + ", ".join(f"{k} {v * 1000:.0f} ms"
                                                for k, v in results[size].items()), flush=True)
     rows = []
-    for name in PAGES:
+    for name in results[sizes[0]]:
         ratio = results[sizes[-1]][name] / results[sizes[0]][name]
         rows.append(f"| {name} | " + " | ".join(f"{results[s][name] * 1000:.0f} ms"
                                                  for s in sizes) + f" | {ratio:.1f} |")
     if not args.no_record:
         record(rows, sizes)
     print("\n".join(rows))
-    worst = max(PAGES, key=lambda n: results[sizes[-1]][n] / results[sizes[0]][n])
+    worst = max(results[sizes[0]], key=lambda n: results[sizes[-1]][n] / results[sizes[0]][n])
     print(f"pages at {sizes[-1]:,} jobs against {sizes[0]:,}: worst ratio "
           f"{results[sizes[-1]][worst] / results[sizes[0]][worst]:.1f} ({worst})")
 

@@ -84,12 +84,12 @@ def test_it_puts_the_request_id_on_an_expired_form_page(db, demo_cluster):
 
 
 def test_it_hides_the_details_of_a_crash(alice, monkeypatch):
-    from training.views import jobs
+    from odh.training import queries
 
     def crash(*args, **kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(jobs.queries, "job_detail", crash)
+    monkeypatch.setattr(queries, "job_detail", crash)
     alice.raise_request_exception = False
     r = alice.get(GPT2)
     body = _assert_error_page(r, 500)
