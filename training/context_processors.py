@@ -66,6 +66,7 @@ def _may_create_somewhere(request: HttpRequest) -> bool:
     try:
         with user_client(request) as client:
             names = [p.name for p in projects_for_user(request, client)]
-            return bool(may_create_in(request, client, names))
+            # any one will do: asked project by project, stopping at the first yes
+            return any(may_create_in(request, client, [name]) for name in names)
     except errors.ClusterError:
         return False

@@ -1,9 +1,11 @@
 """The HTML pushed to open pages: the same template partials the pages render.
 
 Every fragment carries `hx-swap-oob` so that htmx (websocket extension) swaps it into the
-page by element id. Nothing here depends on who is looking: no CSRF tokens, no user
-names, no request. The watch hub renders once and sends the result to every viewer; the
-websocket consumer renders the same way for the snapshot it sends on (re)connect.
+page by element id. Nothing here depends on who is looking but their language: no CSRF
+tokens, no user names, no request. The watch hub renders once per language viewers read
+(training/hub/languages.py) and sends each rendering to that language's viewers; the
+websocket consumer renders the same way, in its viewer's language, for the snapshot it
+sends on (re)connect.
 
 - `render_list_row(summary, now)`: the job's row of the job list (`#job-row-<ns>-<kind>-<name>`).
 - `render_job_update(summary, job, pods, now)`: the detail page's header status

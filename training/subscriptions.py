@@ -230,8 +230,10 @@ class ProjectJobs(SubscriptionKind):
                  now: datetime) -> list[Frame]:
         allowed = view.kinds.get(sub.namespace, frozenset())
         kinds = [k for k in _served_kinds(client) if k.slug in allowed]
-        listing = hub_snapshots.project_listing(sub.namespace, kinds, now,
-                                                with_pods=view.sees_pods(sub.namespace))
+        # the hub's summaries, as the list page takes them (access reviewed in authorize)
+        listing = hub_snapshots.hub_listing(
+            [sub.namespace], kinds, lambda _ns, kind: kind.slug in allowed,
+            lambda ns: view.sees_pods(ns), now)
         if listing is None:  # no hub here: the API, with the person's token
             listing = queries.list_summaries(client, [sub.namespace], kinds, now,
                                              with_pods=view.sees_pods(sub.namespace))

@@ -34,12 +34,13 @@ WAIT = 60
 
 
 def _postgres_database():
-    """A database of its own on the local PostgreSQL (dropped after), or a skip."""
+    """A database of its own on the local PostgreSQL (dropped after)."""
     name = f"scaled_out_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     try:
         admin = psycopg.connect(POSTGRES, autocommit=True, connect_timeout=3)
     except psycopg.OperationalError as e:
-        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES}: {e}")
+        pytest.fail(f"PostgreSQL is not reachable at {POSTGRES} ({e}): this test runs the "
+                    "deployment on it; start it or set POSTGRES_TEST_URL")
     admin.execute(f'CREATE DATABASE "{name}"')
     return admin, name, re.sub(r"/[^/]*$", f"/{name}", POSTGRES)
 
@@ -85,7 +86,8 @@ class Process:
 @pytest.fixture(scope="module")
 def deployment(e2e_cluster, tmp_path_factory):
     if REDIS is None:
-        pytest.skip("redis-server is not installed")
+        pytest.fail("redis-server is not installed (apt-get install redis-server): this "
+                    "test runs the deployment on a real Redis")
     work = tmp_path_factory.mktemp("scaled-out")
     redis = RedisServer(work / "redis.log")
     admin, db_name, database_url = _postgres_database()

@@ -4,7 +4,8 @@ reviewed before (subscriptions.check_access: one SelfSubjectAccessReview per per
 project and question, kept a minute), so they get here what they could read themselves;
 the index is as current as the hub's watches (their resourceVersion), and a change it
 has not seen yet is pushed as soon as it does. Anything the index does not hold (a job
-created a moment ago, a web process without the hub) is read from the API as before.
+created a moment ago, a web process without the hub) is read from the API as before. The
+job list page takes its jobs from here too (`hub_listing`, training/projects.py).
 """
 
 from __future__ import annotations
@@ -26,18 +27,17 @@ from . import get_hub
 T = TypeVar("T")
 
 
-def _ready_index():
+def _ready_hub():
+    """The hub running in this process once it has listed everything, else None."""
     hub = get_hub()
-    if hub is None or not hub.running or not hub.ready.is_set():
-        return None
-    return hub.index
+    return hub if hub is not None and hub.running and hub.ready.is_set() else None
 
 
 def job_state(kind: JobKind, namespace: str, name: str) -> tuple[JobData, tuple] | None:
     """The job's objects in the index and a version of them (what they are made of: their
     resourceVersions), or None: ask the API."""
-    index = _ready_index()
-    data = index.job_data((namespace, kind.slug, name)) if index is not None else None
+    hub = _ready_hub()
+    data = hub.index.job_data((namespace, kind.slug, name)) if hub is not None else None
     if data is None:
         return None
     version = (_rv(data.job), tuple(sorted(_rv(p) for p in data.pods)),
@@ -45,8 +45,13 @@ def job_state(kind: JobKind, namespace: str, name: str) -> tuple[JobData, tuple]
     return data, version
 
 
+def job_object(kind: JobKind, data: JobData) -> dict:
+    """The job as the API answers a get (a watch's objects lack apiVersion and kind)."""
+    return {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
+
+
 def detail_of(kind: JobKind, data: JobData, now: datetime) -> JobDetail:
-    job = {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
+    job = job_object(kind, data)
     events = job_events(kind, job, data.pods, data.events)
     return JobDetail(kind, job, data.pods, events, summarize(job, data.pods, events, now))
 
@@ -102,26 +107,6 @@ class SharedRenders:
 RENDERS = SharedRenders()
 
 
-def project_listing(namespace: str, kinds: list[JobKind], now: datetime,
-                    with_pods: bool) -> Listing | None:
-    """The project's jobs of `kinds` as the list shows them, or None: ask the API."""
-    index = _ready_index()
-    if index is None:
-        return None
-    wanted = {k.slug: k for k in kinds}
-    listing = Listing()
-    for key in index.job_keys(namespace):
-        kind = wanted.get(key[1])
-        data = index.job_data(key) if kind is not None else None
-        if data is None:
-            continue
-        job = {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
-        pods = data.pods if with_pods else []
-        listing.summaries.append(summarize(job, pods, None, now))
-        listing.objects[key] = (job, pods)
-    return listing
-
-
 class _IndexObjects(dict):
     """`Listing.objects` read from the index when asked (the list asks for its page's
     rows only), not copied for every job."""
@@ -135,10 +120,8 @@ class _IndexObjects(dict):
         data = self.index.job_data(key)
         if data is None:
             return default
-        kind = data.kind
-        job = {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
         shown = self.with_pods is None or key[0] in self.with_pods
-        return job, (data.pods if shown else [])
+        return job_object(data.kind, data), (data.pods if shown else [])
 
 
 def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
@@ -151,8 +134,8 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
     are their access answers (SelfSubjectAccessReviews, cached); a namespace where they may
     not list MPIJobs is reported refused, as the API would; where they may not list pods,
     the jobs are summarized from the job objects alone."""
-    hub = get_hub()
-    if hub is None or not hub.running or not hub.ready.is_set():
+    hub = _ready_hub()
+    if hub is None:
         return None
     index = hub.index
     by_slug = {k.slug: k for k in kinds}
@@ -175,8 +158,6 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
             data = index.job_data(key)
             if data is None:
                 continue
-            kind = by_slug[slug]
-            summary = summarize({"apiVersion": kind.api_version, "kind": kind.kind,
-                                 **data.job}, [], None, now)
+            summary = summarize(job_object(by_slug[slug], data), [], None, now)
         listing.summaries.append(summary)
     return listing
