@@ -74,6 +74,7 @@ sys.path.insert(0, str(ROOT))
 from kubernetes import client, watch  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
+from benchmarks.readme import write_section  # noqa: E402
 from odh.training.kinds import MPIJOB  # noqa: E402
 from odh.training.status import decide_status, read_conditions  # noqa: E402
 from tests import simcluster_process  # noqa: E402
@@ -458,11 +459,7 @@ def measure_viewers(sim, url: str, job: Job, cookie: str, levels: tuple[int, ...
 # -- report ----------------------------------------------------------------------------------------
 def record(figures: dict[str, str], changes: int, window: float,
            levels: tuple[int, ...]) -> None:
-    readme = ROOT / "benchmarks" / "README.md"
-    text = readme.read_text() if readme.exists() else "# Benchmarks\n"
-    header = "## live_latency.py"
-    lines = [header, "",
-             f"Measured {date.today().isoformat()} on {os.cpu_count()} CPUs "
+    lines = [f"Measured {date.today().isoformat()} on {os.cpu_count()} CPUs "
              f"({platform.machine()}, Python {platform.python_version()}): simcluster demo "
              f"at speed {SPEED}, daphne with the embedded hub; {changes} status changes "
              f"(suspend/resume as alice) watched in Chromium; then "
@@ -473,14 +470,7 @@ def record(figures: dict[str, str], changes: int, window: float,
              "",
              "| figure | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in figures.items()]
-    section = "\n".join(lines) + "\n"
-    if header in text:
-        text = re.sub(rf"{re.escape(header)}\n.*?(?=\n## |\Z)", section, text, flags=re.S)
-    elif "\n## Notes" in text:  # the notes stay last
-        text = text.replace("\n## Notes", "\n" + section + "\n## Notes", 1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    readme.write_text(text)
+    write_section("live_latency.py", "\n".join(lines))
 
 
 def main() -> None:

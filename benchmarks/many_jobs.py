@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -34,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from kubernetes import client as k8s  # noqa: E402
 
+from benchmarks.readme import write_section  # noqa: E402
 from tests import simcluster_process  # noqa: E402
 
 NS = "team-nlp"
@@ -118,22 +118,13 @@ def measure_with_hub(sim, jobs: int) -> dict[str, float]:
 
 
 def record(rows: list[str], sizes: list[int]) -> None:
-    readme = ROOT / "benchmarks" / "README.md"
-    text = readme.read_text()
-    header = "## many_jobs.py"
-    section = "\n".join([
-        header, "",
+    write_section("many_jobs.py", "\n".join([
         f"Measured {date.today().isoformat()} on {os.cpu_count()} CPUs ({platform.machine()}, "
         f"Python {platform.python_version()}): simcluster demo with "
         f"{', '.join(f'{s:,}' for s in sizes)} suspended MPIJobs added to team-nlp; server "
         f"time of each page in process (Django's test client), median of {RUNS}.", "",
         "| page | " + " | ".join(f"{s:,} jobs" for s in sizes) + " | ratio |",
-        "|---|" + "---|" * (len(sizes) + 1), *rows]) + "\n"
-    if header in text:
-        text = re.sub(rf"{re.escape(header)}\n.*?(?=\n## |\Z)", section, text, flags=re.S)
-    else:
-        text = text.replace("\n## Notes", "\n" + section + "\n## Notes", 1)
-    readme.write_text(text)
+        "|---|" + "---|" * (len(sizes) + 1), *rows]))
 
 
 def main() -> None:

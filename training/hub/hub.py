@@ -6,9 +6,14 @@ labelled `training.kubeflow.org/job-name`, one of events (only those that may co
 training job are kept) and one of resource quotas, all feeding a `JobIndex`.
 
 Each change marks the jobs it may touch. A flusher thread sends the first change of a
-quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed),
-and the next one too (`BURST_FLUSHES`); more changes within `debounce` (0.2 s) wait for
-the window, so that a burst (eight Workers starting) becomes one more update. It recomputes each
+quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed);
+what follows within `debounce` (0.2 s) of that flush waits for the window's end and goes
+out together, so that a burst (eight Workers starting) becomes one more update. Except a
+new status: a change of the job object itself within the window is looked at once (its
+summary computed, nothing rendered), and goes out at once if the job's status moved
+(Pending to Running), else waits with the rest. A suspend thus costs two renderings (the
+status, then the pods' ending) and the status is on the page within tens of
+milliseconds. It recomputes each
 marked job's summary with `odh.training.status.summarize`, and when what a viewer would
 see has changed renders the pushed HTML once (`training.live`) and sends it through the
 channel layer:
@@ -82,11 +87,8 @@ log = logging.getLogger("training.hub")
 DEBOUNCE_SECONDS = 0.2
 # The first change of a quiet job goes out after this (it gathers what the same write
 # changed at once: a job's status and its pods); changes that follow within DEBOUNCE_SECONDS
-# of a flush wait for the window's end and go out together.
+# of a flush wait for the window's end and go out together, but a new status does not wait.
 LEAD_SECONDS = 0.01
-# A job may be flushed this many times within DEBOUNCE_SECONDS at once (a change, then the
-# next one a moment later: a status and its pods); more changes wait for the window.
-BURST_FLUSHES = 2
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
 SEND_TIMEOUT_SECONDS = 5.0
@@ -198,8 +200,9 @@ class Hub:
         self.flushes = 0
         self.summaries: dict[JobKey, JobSummary] = {}  # the latest of every job, for /metrics
         self._seen: dict[JobKey, _Seen] = {}
-        self._dirty: dict[JobKey, float] = {}  # job -> when to flush it
-        self._flushed: dict[JobKey, tuple[float, ...]] = {}  # job -> its last flushes
+        # job -> when to flush it, and whether only a new status may flush it then
+        self._dirty: dict[JobKey, tuple[float, bool]] = {}
+        self._flushed: dict[JobKey, float] = {}  # job -> its last flush
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._started_at = 0.0
@@ -330,7 +333,7 @@ class Hub:
 
     def _job_handler(self, kind: JobKind) -> Callable[[str, dict], None]:
         def handle(etype: str, obj: dict) -> None:
-            self._mark(self.index.apply("jobs", etype, obj, kind))
+            self._mark(self.index.apply("jobs", etype, obj, kind), may_move_status=True)
             self.cluster.changed()
         return handle
 
@@ -342,23 +345,32 @@ class Hub:
         return handle
 
     # -- coalescing ------------------------------------------------------------------------
-    def _mark(self, keys: set[JobKey], delay: float | None = None) -> None:
+    def _mark(self, keys: set[JobKey], delay: float | None = None,
+              may_move_status: bool = False) -> None:
+        """Schedule the flush of `keys`: after `delay` (a retry); else at the leading edge
+        for a quiet job, at the window's end for one flushed within it, or, for a change of
+        the job object (`may_move_status`), at the leading edge to look whether its status
+        moved (only then flushed at once)."""
         if not keys:
             return
         now = time.monotonic()
         with self._cond:
             for key in keys:
+                peek = False
                 if delay is not None:
                     due = now + delay
                 else:
-                    # leading edge while the job has had fewer than BURST_FLUSHES flushes
-                    # in the last window; in a burst, when the oldest of them leaves it
-                    recent = [t for t in self._flushed.get(key, ()) if now - t < self.debounce]
-                    due = now + self.lead if len(recent) < BURST_FLUSHES \
-                        else recent[-BURST_FLUSHES] + self.debounce
+                    last = self._flushed.get(key)
+                    if last is None or now - last >= self.debounce:
+                        due = now + self.lead
+                    elif may_move_status:
+                        due, peek = now + self.lead, True
+                    else:
+                        due = last + self.debounce
                 # the first change of a burst sets the time; later ones ride along
-                if key not in self._dirty or self._dirty[key] > due:
-                    self._dirty[key] = due
+                pending = self._dirty.get(key)
+                if pending is None or pending[0] > due:
+                    self._dirty[key] = (due, peek)
             self._cond.notify()
 
     def _may_prime(self) -> bool:
@@ -379,25 +391,23 @@ class Hub:
                     if not self._may_prime():
                         self._cond.wait(0.1)
                         continue
-                    due = list(self._dirty)
+                    due = [(k, False) for k in self._dirty]
                     self._dirty.clear()
                 else:
                     now = time.monotonic()
-                    due = [k for k, t in self._dirty.items() if t <= now]
+                    due = [(k, peek) for k, (t, peek) in self._dirty.items() if t <= now]
                     if not due:
-                        wait = min(self._dirty.values()) - now if self._dirty else 1.0
+                        wait = (min(t for t, _peek in self._dirty.values()) - now
+                                if self._dirty else 1.0)
                         self._cond.wait(max(0.005, min(wait, 1.0)))
                         continue
-                    for key in due:
+                    for key, _peek in due:
                         del self._dirty[key]
-                        recent = [t for t in self._flushed.get(key, ())
-                                  if now - t < self.debounce]
-                        self._flushed[key] = (*recent[-BURST_FLUSHES + 1:], now)
                     if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
-                        self._flushed = {k: ts for k, ts in self._flushed.items()
-                                         if now - ts[-1] < self.debounce}
+                        self._flushed = {k: t for k, t in self._flushed.items()
+                                         if now - t < self.debounce}
             if not self.ready.is_set():
-                for key in due:
+                for key, _peek in due:
                     try:
                         self._flush(key, send=False)
                     except Exception:
@@ -406,19 +416,30 @@ class Hub:
                 log.info("watch hub ready: %d jobs, %d pods, %d events", *(
                     self.index.counts()[k] for k in ("jobs", "pods", "events")))
                 continue
-            for key in due:
+            for key, peek in due:
                 if self._stop.is_set():
                     break
                 try:
-                    self._flush(key, send=True)
+                    self._flush(key, send=True, unless_same_status=peek)
                 except Exception:
                     log.exception("watch hub: could not update %s", "/".join(key))
 
     # -- one job ------------------------------------------------------------------------------
-    def _flush(self, key: JobKey, send: bool) -> None:
+    def _flush(self, key: JobKey, send: bool, unless_same_status: bool = False) -> None:
+        """Send what viewers of the job have not seen. `unless_same_status`: a look within
+        a burst; unless the status moved, the flush waits for the window's end."""
         ns, slug, name = key
         data = self.index.job_data(key)
         seen = self._seen.get(key)
+        if data is not None and unless_same_status and seen is not None:
+            said = summarize(data.job, data.pods, None, datetime.now(UTC))
+            if str(said.status) == seen.status:
+                with self._cond:
+                    last = self._flushed.get(key, 0.0)
+                self._mark({key}, delay=max(0.0, last + self.debounce - time.monotonic()))
+                return
+        with self._cond:
+            self._flushed[key] = time.monotonic()
         self.flushes += 1
         if data is None:
             gone = self.summaries.pop(key, None)

@@ -99,6 +99,37 @@ def test_a_burst_of_pod_changes_is_coalesced(hub, demo, loop_thread, layer, jobs
         pod_changes.stop()
 
 
+def test_a_new_status_goes_out_at_once_and_the_pods_ending_after_it(hub, demo, loop_thread,
+                                                                     layer, jobs):
+    """A suspend changes the job, then its pods (terminating, deleted) and events: the
+    first update is the new status, and what follows is coalesced into few more."""
+    name = "hub-status-first"
+    page = Subscriber(loop_thread, layer, f"job.{NS}.{name}")
+    jobs.create(mpijob(name, workers=4, run_seconds=3600))
+    page.wait_for(lambda m: m["status"] == "Running" and "4/4 workers" in m["announce"],
+                  what="4/4 Workers running")
+    wait_until(lambda: page.poll(0.5) is None, message="the page to settle")
+    pod_changes = ResilientWatch(dashboard_client(demo), WatchedResource(
+        "pods", label_selector=f"training.kubeflow.org/job-name={name}")).start()
+    try:
+        assert pod_changes.wait_synced(30)
+        before = len(page.about(job_ref(name)))
+        jobs.patch(name, {"spec": {"runPolicy": {"suspend": True}}})
+        wait_until(lambda: page.poll() is not None and len(page.about(job_ref(name))) > before,
+                   message="the first update")
+        first = page.about(job_ref(name))[before]
+        assert first["status"] == "Suspended"
+        assert first["announce"] == f"Job {name} is now Suspended."
+        wait_until(lambda: pod_changes.events >= 2 * 5, message=lambda: pod_changes.stats())
+        wait_until(lambda: page.poll(0.5) is None, message="the page to settle")
+        updates = page.about(job_ref(name))[before:]
+        assert all(m["status"] == "Suspended" for m in updates)
+        assert 'id="job-replicas"' in updates[-1]["html"]
+        assert len(updates) <= 3 < pod_changes.events, (len(updates), pod_changes.events)
+    finally:
+        pod_changes.stop()
+
+
 def test_a_deleted_job_leaves_the_list(hub, loop_thread, layer, jobs):
     name = "hub-delete"
     page = Subscriber(loop_thread, layer, f"job.{NS}.{name}")
