@@ -18,6 +18,8 @@ Connecting
 Browser -> server (JSON text frames; optional, the URL usually says it all)
     {"action": "subscribe", "kind": "job", "value": "team-nlp/mpijob/bert"}
     {"action": "unsubscribe", "kind": "job", "value": "team-nlp/mpijob/bert"}
+    {"action": "show", "page": "rows=team-nlp/mpijob/bert,...&listed=<time>"}  (a job list
+        shows other rows: see subscriptions.parse_page)
 
 Server -> browser (text frames)
     HTML: top-level elements with ids and `hx-swap-oob`, swapped by the htmx websocket
@@ -167,6 +169,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             return
         try:
             wanted = subscriptions.parse_query(self.scope.get("query_string", b""))
+            subscriptions.parse_page(self.scope.get("query_string", b""), self.view)
         except BadSubscription as e:
             await self.refuse(BAD_REQUEST, e.reason)
             return
@@ -226,6 +229,9 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         try:
             message = json.loads(text_data or "")
             action = message["action"]
+            if action == "show":  # the job list's page shows other rows now
+                await self.show(str(message.get("page") or ""))
+                return
             sub = subscriptions.parse(message.get("kind"), message.get("value"))
         except BadSubscription as e:
             await self.refuse(BAD_REQUEST, e.reason)
@@ -307,6 +313,24 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         for frame in frames:
             await self.send_frame(frame)
         return True
+
+    async def show(self, page: str) -> None:
+        """`{"action": "show", "page": "rows=...&listed=..."}`: a job list's table fetched
+        again (another page, a filter, a new job) shows these rows; they are sent their
+        current state (a change between the table's rendering and this message is not
+        lost), and from now on only they."""
+        self.view.shown = None
+        self.view.offpage.clear()
+        subscriptions.parse_page(page, self.view)
+        listing = [s for s in self.subs.values() if s.kind == "ns"]
+        try:
+            frames = await _blocking(subscriptions.snapshots)(self.person.token, listing,
+                                                               self.view)
+        except Exception as e:
+            await self._refuse_for(e, first_time=False)
+            return
+        for frame in frames:
+            await self.send_frame(frame)
 
     async def remove(self, sub: Subscription) -> None:
         if self.subs.pop(sub.key, None) is not None:

@@ -66,6 +66,12 @@ def render_list_row(summary: JobSummary, now: datetime,
                                                        "pushed_diagnosis": diagnosis})
 
 
+def render_off_page_changes(count: int) -> str:
+    """The job list's notice of `count` jobs it does not show that changed (its socket
+    sends only the rows the page shows)."""
+    return _render("training/job_list.html#off-page", {"count": count, "oob": True})
+
+
 def render_deleted_row(namespace: str, kind_slug: str, name: str) -> str:
     """Takes a deleted job's row off the list."""
     return format_html('<tr id="{}" hx-swap-oob="delete"></tr>',

@@ -46,7 +46,7 @@ from django.utils.translation import gettext as _
 from odh.training import errors, queries
 from odh.training.access import GET_MPIJOBS, Access
 from odh.training.client import ClusterClient, is_namespace_name, is_object_name
-from odh.training.durations import format_timestamp
+from odh.training.durations import format_timestamp, parse_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
 from odh.training.kinds import JobKind
 from odh.training.status import summarize
@@ -108,6 +108,12 @@ class ViewState:
     # and Events rows need, as their HTTP twins do); unknown counts as no
     pods: dict[str, bool] = field(default_factory=dict)
     events: dict[str, bool] = field(default_factory=dict)
+
+    # the job list's rows on the page ("<ns>/<kind>/<name>"), when the page names them
+    # (`rows=`): only these are sent; None: every row of the followed projects
+    shown: frozenset[str] | None = None
+    listed: datetime | None = None  # when the page listed its jobs (`listed=`)
+    offpage: set[str] = field(default_factory=set)  # jobs not shown that changed since
 
     def sees_pods(self, namespace: str) -> bool:
         return self.pods.get(namespace, False)
@@ -242,6 +248,12 @@ class ProjectJobs(SubscriptionKind):
         rows, items, created = [], [], []
         for summary in listing.summaries:
             job_ref = f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
+            if view.shown is not None and job_ref not in view.shown:
+                # not on the page: only a job created since it listed its jobs is named
+                if summary.created and (view.listed is None or summary.created >= view.listed):
+                    created.append((_row_id(job_ref), format_timestamp(summary.created),
+                                    live.creation_announcement(summary.name)))
+                continue
             view.statuses[job_ref] = str(summary.status)
             job, pods = listing.objects.get((summary.namespace, summary.kind.slug,
                                              summary.name), ({}, []))
@@ -252,7 +264,7 @@ class ProjectJobs(SubscriptionKind):
                             format_timestamp(summary.created) if summary.created else "",
                             live.creation_announcement(summary.name)))
         if not rows:
-            return []
+            return [refresh(LIST_TABLE, created)] if created else []
         return [statuses(items), "".join(rows), refresh(LIST_TABLE, created)]
 
     def on_message(self, sub: Subscription, message: dict[str, Any],
@@ -263,6 +275,8 @@ class ProjectJobs(SubscriptionKind):
             return []
         if parts[1] not in view.kinds.get(sub.namespace, frozenset()):
             return []  # a kind this person may not get here: not even its name
+        if view.shown is not None and job_ref not in view.shown:
+            return self._off_page(job_ref, message, view)
         frames: list[Frame] = []
         status = str(message.get("status") or "")
         before = view.statuses.get(job_ref)
@@ -288,6 +302,20 @@ class ProjectJobs(SubscriptionKind):
             frames.append(refresh(LIST_TABLE, [(_row_id(job_ref), "",
                                                 live.creation_announcement(parts[2]))]))
         return frames
+
+
+    @staticmethod
+    def _off_page(job_ref: str, message: dict[str, Any], view: ViewState) -> list[Frame]:
+        """A job the page does not show: a new one may belong on it (the page fetches its
+        table if so); another one is counted, and the page says how many changed."""
+        if message.get("change") == "added":
+            name = job_ref.rsplit("/", 1)[1]
+            return [refresh(LIST_TABLE, [(_row_id(job_ref), "",
+                                          live.creation_announcement(name))])]
+        if job_ref in view.offpage:
+            return []
+        view.offpage.add(job_ref)
+        return [live.render_off_page_changes(len(view.offpage))]
 
 
 class OneJob(SubscriptionKind):
@@ -402,11 +430,33 @@ def parse(kind: str, value: Any) -> Subscription:
     return handler.parse(value)
 
 
-def parse_query(query_string: bytes | str) -> list[Subscription]:
-    """`ns=team-nlp&ns=team-cv` or `job=team-nlp/mpijob/bert`: the socket's subscriptions."""
+ROWS, LISTED = "rows", "listed"  # the job list's page: not subscriptions (`parse_page`)
+MAX_ROWS = 200
+
+
+def _query_pairs(query_string: bytes | str) -> list[tuple[str, str]]:
     if isinstance(query_string, bytes):
         query_string = query_string.decode("latin-1")
-    pairs = parse_qsl(query_string, keep_blank_values=True)
+    return parse_qsl(query_string, keep_blank_values=True)
+
+
+def parse_page(query_string: bytes | str, view: ViewState) -> None:
+    """`rows=<ns>/<kind>/<name>,...&listed=<time>`: the rows a job list page shows and when
+    it listed them, into `view` (absent: every row is sent, as to an older page)."""
+    for key, value in _query_pairs(query_string):
+        if key == ROWS:
+            refs = [ref for ref in value.split(",") if ref]
+            if len(refs) > MAX_ROWS:
+                with in_viewer_language():
+                    raise BadSubscription(_("Too many rows for live updates on one page."))
+            view.shown = frozenset(refs)
+        elif key == LISTED:
+            view.listed = parse_timestamp(value)
+
+
+def parse_query(query_string: bytes | str) -> list[Subscription]:
+    """`ns=team-nlp&ns=team-cv` or `job=team-nlp/mpijob/bert`: the socket's subscriptions."""
+    pairs = [(k, v) for k, v in _query_pairs(query_string) if k not in (ROWS, LISTED)]
     if len(pairs) > MAX_SUBSCRIPTIONS:
         with in_viewer_language():
             raise BadSubscription(_("Too many live subscriptions on one page."))
@@ -430,10 +480,16 @@ def list_namespaces(covered: Iterable[str], shown: Iterable[str],
     return namespaces if len(namespaces) <= MAX_SUBSCRIPTIONS else shown[:MAX_SUBSCRIPTIONS]
 
 
-def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = ()) -> str:
-    """The address a page opens its socket on (relative: the browser adds ws[s]://host)."""
+def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = (),
+               rows: Iterable[str] | None = None, listed: str = "") -> str:
+    """The address a page opens its socket on (relative: the browser adds ws[s]://host);
+    a job list names the rows it shows and when it listed them (`parse_page`)."""
     params = [("ns", ns) for ns in dict.fromkeys(namespaces)]
     params += [("job", ref) for ref in dict.fromkeys(jobs)]
+    if rows is not None:
+        params.append((ROWS, ",".join(rows)))
+    if listed:
+        params.append((LISTED, listed))
     return SOCKET_PATH + ("?" + urlencode(params) if params else "")
 
 

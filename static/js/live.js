@@ -255,6 +255,15 @@
       .then(function () { refresh.busy = false; });
   }
 
+  // "N jobs not shown on this page changed": its button lists them again
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-live-refresh]");
+    if (!button) return;
+    refresh.target = button.getAttribute("data-live-refresh");
+    if (refresh.timer) window.clearTimeout(refresh.timer);
+    fetchTable();
+  });
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     var config = event.detail.requestConfig;
     if (!config || !config.headers || !config.headers[REFRESH_HEADER]) return;
@@ -263,15 +272,40 @@
   });
 
   // A table fetched again brings its socket element out of band: keep the open socket if
-  // the new one would follow the same projects (else it is replaced, and connects anew).
+  // the new one would follow the same projects (else it is replaced, and connects anew),
+  // and tell it which rows the table shows now ("rows" and "listed" of its address: only
+  // these rows are sent; a socket that connects again says so again, on open).
+  var PAGE_PARAMS = ["rows", "listed"];
+
+  function socketParams(url) {
+    var params = new URL(url || "", location.href).searchParams;
+    var follows = [], page = new URLSearchParams();
+    params.forEach(function (value, key) {
+      if (PAGE_PARAMS.indexOf(key) >= 0) page.append(key, value);
+      else follows.push(key + "=" + value);
+    });
+    return { follows: follows.join("&"), page: page.toString() };
+  }
+
+  function showRows(elt) {
+    if (elt.liveSocket && elt.livePage !== undefined) {
+      elt.liveSocket.send(JSON.stringify({ action: "show", page: elt.livePage }));
+    }
+  }
+
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var current = event.detail.target;
     if (!current || current.id !== "live-socket") return;
     var fresh = event.detail.fragment && event.detail.fragment.firstElementChild;
     var state = current.getAttribute("data-live-state");
-    if (fresh && fresh.getAttribute("ws-connect") === current.getAttribute("ws-connect") &&
-        state !== "stopped" && state !== "signed-out") {
-      event.detail.shouldSwap = false;
+    if (!fresh || state === "stopped" || state === "signed-out") return;
+    var now = socketParams(current.getAttribute("ws-connect"));
+    var next = socketParams(fresh.getAttribute("ws-connect"));
+    if (now.follows !== next.follows || !current.getAttribute("ws-connect")) return;
+    event.detail.shouldSwap = false;
+    if (now.page !== next.page) {
+      current.livePage = next.page;
+      showRows(current);
     }
   });
 
@@ -367,6 +401,8 @@
 
   document.addEventListener("htmx:wsOpen", function (event) {
     event.target.setAttribute("data-live-state", "open");
+    event.target.liveSocket = event.detail.socketWrapper;
+    showRows(event.target);  // connected again: the rows shown since it first connected
   });
 
   function signInAgain(reason) {

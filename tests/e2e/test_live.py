@@ -170,6 +170,36 @@ def test_the_list_row_changes_status_live(page, live_dashboard, jobs):
     assert _not_reloaded(page)
 
 
+def test_the_list_is_sent_only_its_rows_and_counts_the_others(page, live_dashboard, jobs):
+    """The socket carries the rows the page shows; a job it does not show that changes is
+    counted, and the table fetched again (or filtered) gets its own rows pushed, on the
+    same socket."""
+    shown = _new_job(jobs, "live-shown", suspend=True)
+    hidden = _new_job(jobs, "live-hidden", suspend=True)
+    sign_in(page, live_dashboard, "alice", f"/jobs/?project={NS}&q={shown}")
+    _stay_on_page(page)
+    _wait_live(page)
+    page.evaluate("window.__socket = document.getElementById('live-socket')")
+    notice = page.locator("#job-list-off-page")
+    expect(notice).to_be_empty()
+    _resume(jobs, hidden)
+    expect(notice).to_contain_text(re.compile(r"\d+ jobs? not shown on this page changed\."),
+                                   timeout=SLOW)
+    expect(page.get_by_role("link", name=hidden, exact=True)).to_have_count(0)
+    # the table is listed again, with the page's filters (the count starts again)
+    with page.expect_response(lambda r: f"/jobs/?project={NS}&q={shown}" in r.url) as listed:
+        page.get_by_role("button", name="Refresh the list").click()
+    assert listed.value.ok
+    # another filter: the same socket, told the new table's rows, pushes the hidden job's
+    page.get_by_label("Search by name").fill(hidden)
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=hidden, exact=True))
+    expect(row).to_be_visible()
+    jobs.patch(hidden, {"spec": {"runPolicy": {"suspend": True}}})
+    expect(row).to_contain_text("Suspended", timeout=SLOW)
+    assert page.evaluate("window.__socket === document.getElementById('live-socket')")
+    assert _not_reloaded(page)
+
+
 def test_a_job_created_after_the_list_loaded_appears(page, live_dashboard, jobs, screenshot):
     prefix = f"live-new-{uuid.uuid4().hex[:4]}"
     sign_in(page, live_dashboard, "alice", f"/jobs/?project={NS}&q={prefix}")

@@ -25,14 +25,17 @@ def live_socket_for_job(summary) -> dict:
 
 
 @register.inclusion_tag("training/partials/live_socket.html")
-def live_socket_for_list(namespaces, oob: bool = False) -> dict:
+def live_socket_for_list(namespaces, rows=None, listed: str = "", oob: bool = False) -> dict:
     """The socket of the job list: `ns=` each project its filters cover
-    (`subscriptions.list_namespaces`). The page has it outside `#job-table`; a table fetched
-    again (filters, a refresh) brings its own as an out-of-band swap, which static/js/live.js
-    skips when it follows the same projects, so the open socket stays."""
+    (`subscriptions.list_namespaces`), `rows=` the jobs the page shows (only their rows
+    are sent; the others are counted) and `listed=` when it listed them. The page has it
+    outside `#job-table`; a table fetched again (filters, another page, a refresh) brings
+    its own as an out-of-band swap, which static/js/live.js skips when it is the same, so
+    the open socket stays."""
     namespaces = list(namespaces)
-    return {"url": socket_url(namespaces=namespaces) if namespaces else "", "what": "list",
-            "oob": oob}
+    refs = None if rows is None else [f"{j.namespace}/{j.kind.slug}/{j.name}" for j in rows]
+    return {"url": socket_url(namespaces=namespaces, rows=refs, listed=listed)
+            if namespaces else "", "what": "list", "oob": oob}
 
 
 # -- ages and durations that keep counting ------------------------------------------------------

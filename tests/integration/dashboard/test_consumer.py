@@ -387,6 +387,58 @@ def test_a_new_job_asks_the_list_to_fetch_its_table_again(open_tab, loop, cookie
     assert json.loads(tab.next())["type"] == "announce"
 
 
+def test_a_list_page_gets_only_its_rows_and_a_count_of_the_others(open_tab, loop, cookie_of):
+    """A page of the list names its rows: the snapshot and the pushes carry those only;
+    changes to jobs it does not show are counted, once per job."""
+    gpt2 = "team-nlp/mpijob/gpt2-finetune"
+    tab = open_tab(f"ns=team-nlp&rows={BERT}&listed=2000-01-01T00:00:00Z",
+                   cookie_of("alice"))
+    statuses = json.loads(tab.next())
+    assert [j["only_if"] for j in statuses["jobs"]] == [
+        "job-row-team-nlp-mpijob-bert-large-pretrain"]
+    rows = tab.next()
+    assert 'id="job-row-team-nlp-mpijob-bert-large-pretrain"' in rows
+    assert "gpt2-finetune" not in rows
+    # the jobs not shown made after the page listed (all of them, listed in 2000) are named,
+    # so that the page fetches its table if its filters show one
+    created = json.loads(tab.next())
+    assert created["type"] == "refresh"
+    assert "job-row-team-nlp-mpijob-gpt2-finetune" in {j["only_if"] for j in created["jobs"]}
+    tab.until_ready()
+    other = ('<tr id="job-row-team-nlp-mpijob-gpt2-finetune" hx-swap-oob="true">'
+             '<td>Running</td></tr>')
+    for status in ("Running", "Succeeded"):  # counted once
+        group_send(loop, "ns.team-nlp", {"type": "hub.update", "html": other, "announce": "",
+                                         "job": gpt2, "status": status,
+                                         "change": "modified"})
+    notice = tab.next()
+    assert notice.startswith('<div id="job-list-off-page" class="dash-off-page" '
+                             'role="status" hx-swap-oob="true">')
+    assert "1 job not shown on this page changed." in notice
+    assert 'data-live-refresh="job-table"' in notice
+    row = ('<tr id="job-row-team-nlp-mpijob-bert-large-pretrain" hx-swap-oob="true">'
+           '<td>Failed</td></tr>')
+    group_send(loop, "ns.team-nlp", {"type": "hub.update", "html": row, "announce": "",
+                                     "job": BERT, "status": "Failed", "change": "modified"})
+    assert json.loads(tab.next())["text"] == "Job bert-large-pretrain is now Failed."
+    assert tab.next() == row  # the gpt2 row was never sent
+    # a new job may belong on the page: the page asks for its table (its filters decide)
+    group_send(loop, "ns.team-nlp", {"type": "hub.update", "html": "<tr></tr>",
+                                     "announce": "", "job": "team-nlp/mpijob/new-one",
+                                     "status": "Pending", "change": "added"})
+    assert json.loads(tab.next())["type"] == "refresh"
+    group_send(loop, "ns.team-nlp", {"type": "hub.update", "html": "", "announce": "",
+                                     "job": "team-nlp/mpijob/llama", "status": "Deleted",
+                                     "change": "deleted"})
+    assert "2 jobs not shown on this page changed." in tab.next()
+
+
+def test_a_list_page_listed_just_now_is_told_of_no_older_job(open_tab, loop, cookie_of):
+    tab = open_tab("ns=team-nlp&rows=&listed=2999-01-01T00:00:00Z", cookie_of("alice"))
+    assert tab.until_ready()["subscriptions"] == ["ns=team-nlp"]
+    assert not any("job-row-" in f for f in tab.frames)
+
+
 # -- a project's rows: only of the job kinds the person may get there ------------------------
 @pytest.fixture
 def charlie_gets_pytorchjobs_in_research(demo_cluster):

@@ -4,6 +4,8 @@ logs; and the live socket each page opens (its address, what the page needs for 
 from __future__ import annotations
 
 import re
+from html import unescape
+from urllib.parse import parse_qs
 
 from django.urls import reverse
 
@@ -96,17 +98,31 @@ def test_the_job_page_opens_its_socket_for_this_job(alice):
     assert re.search(r'<div id="live-status"[^>]*role="status"', body)
 
 
+def _socket_query(html: str) -> dict[str, list[str]]:
+    socket = re.search(r'<div id="live-socket"[^>]*>', html).group(0)
+    url = unescape(re.search(r'ws-connect="([^"]*)"', socket).group(1))
+    assert url.startswith("/ws/live/?"), url
+    return parse_qs(url.split("?", 1)[1], keep_blank_values=True)
+
+
 def test_the_list_opens_one_socket_for_the_projects_its_filters_cover(alice):
     body = alice.get(reverse("training-job-list"), {"project": ""}).content.decode()
-    socket = re.search(r'<div id="live-socket"[^>]*>', body).group(0)
-    assert 'ws-connect="/ws/live/?ns=team-cv&amp;ns=team-nlp"' in socket
+    query = _socket_query(body)
+    assert query["ns"] == ["team-cv", "team-nlp"]
+    # the rows the page shows, which alone are sent to it, and when it listed them
+    shown = re.findall(r'<tr id="job-row-([a-z0-9-]+)-(mpijob|pytorchjob|tfjob)-', body)
+    assert len(shown) >= 3
+    rows = query["rows"][0].split(",")
+    assert "team-nlp/mpijob/bert-large-pretrain" in rows and len(rows) == len(shown)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:]+Z", query["listed"][0])
     only_cv = alice.get(reverse("training-job-list"), {"project": "team-cv"}).content.decode()
-    assert 'ws-connect="/ws/live/?ns=team-cv"' in only_cv
+    assert _socket_query(only_cv)["ns"] == ["team-cv"]
     # no row shown, yet the project is followed: a job created there shows up
     none = alice.get(reverse("training-job-list"),
                      {"project": "team-nlp", "q": "no-such-job"}).content.decode()
     assert "No jobs match these filters" in none
-    assert 'ws-connect="/ws/live/?ns=team-nlp"' in none
+    assert _socket_query(none)["ns"] == ["team-nlp"]
+    assert _socket_query(none)["rows"] == [""]
 
 
 def test_the_list_s_socket_is_outside_the_table_which_brings_its_own_out_of_band(alice):
@@ -121,7 +137,10 @@ def test_the_list_s_socket_is_outside_the_table_which_brings_its_own_out_of_band
                       headers={"HX-Request": "true"}).content.decode()
     assert table.lstrip().startswith('<div id="job-table"')
     socket = re.search(r'<div id="live-socket"[^>]*>', table).group(0)
-    assert 'hx-swap-oob="true"' in socket and 'ws-connect="/ws/live/?ns=team-cv"' in socket
+    assert 'hx-swap-oob="true"' in socket and _socket_query(table)["ns"] == ["team-cv"]
+    # and the notice of changes to jobs it does not show, empty until one is pushed
+    assert re.search(r'<div id="job-list-off-page" class="dash-off-page" role="status"></div>',
+                     table)
 
 
 def test_the_list_s_socket_follows_what_it_may():
