@@ -174,17 +174,42 @@ def _state_tokens(state_dir: Path) -> dict[str, str]:
     return {}
 
 
+def _expand_jobs(jobs: list) -> list[Obj]:
+    """`count: N` makes N jobs of one entry, `{i}` (0..N-1) in the manifest's name."""
+    expanded: list[Obj] = []
+    for i, job in enumerate(jobs):
+        if not isinstance(job, dict) or "manifest" not in job:
+            raise ScenarioError(f"jobs[{i}]: each job needs a manifest (and may have ago, as, "
+                                "count)")
+        try:
+            count = int(job.get("count", 1))
+        except (TypeError, ValueError):
+            count = -1
+        if count < 1:
+            raise ScenarioError(f"jobs[{i}].count: a whole number of at least 1")
+        name = str(((job["manifest"] or {}).get("metadata") or {}).get("name") or "")
+        if count > 1 and "{i}" not in name:
+            raise ScenarioError(f"jobs[{i}]: with count > 1 the manifest's name needs {{i}}, "
+                                "e.g. bulk-{i}")
+        for n in range(count):
+            copy_ = {k: v for k, v in job.items() if k != "count"}
+            if count > 1:
+                manifest = copy.deepcopy(job["manifest"])
+                manifest["metadata"]["name"] = name.replace("{i}", str(n))
+                copy_["manifest"] = manifest
+            expanded.append(copy_)
+    return expanded
+
+
 def load(cluster: Cluster, scenario: Obj, state_dir: Path) -> Credentials:
     """Build the scenario's cluster (history included) and return the credentials."""
     state_dir.mkdir(parents=True, exist_ok=True)
     tokens = _state_tokens(state_dir)
     creds = Credentials({}, {}, {})
 
-    jobs = list(scenario.get("jobs") or [])
+    jobs = _expand_jobs(list(scenario.get("jobs") or []))
     max_ago = 0.0
     for i, job in enumerate(jobs):
-        if not isinstance(job, dict) or "manifest" not in job:
-            raise ScenarioError(f"jobs[{i}]: each job needs a manifest (and may have ago, as)")
         job["_ago"] = parse_duration(job.get("ago", 0), f"jobs[{i}].ago")
         max_ago = max(max_ago, job["_ago"])
     start = time.time() - max_ago - SETTLE_BEFORE_JOBS

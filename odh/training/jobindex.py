@@ -202,6 +202,15 @@ class JobIndex:
             return JobData(KINDS[slug], job, list(self._pods.get((ns, name), {}).values()),
                            list(self._events.get((ns, name), {}).values()))
 
+    def job_object(self, key: JobKey) -> Obj | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def all_pods(self) -> list[Obj]:
+        """Every indexed pod (those of training jobs), in every namespace."""
+        with self._lock:
+            return [p for by_uid in self._pods.values() for p in by_uid.values()]
+
     def job_keys(self, namespace: str | None = None) -> list[JobKey]:
         with self._lock:
             return sorted(k for k in self._jobs if namespace is None or k[0] == namespace)

@@ -5,7 +5,8 @@ project and question, kept a minute), so they get here what they could read them
 the index is as current as the hub's watches (their resourceVersion), and a change it
 has not seen yet is pushed as soon as it does. Anything the index does not hold (a job
 created a moment ago, a web process without the hub) is read from the API as before. The
-job list page takes its jobs from here too (`hub_listing`, training/projects.py).
+job list page takes its jobs from here too (`hub_listing`, training/projects.py), and the
+admin overview its jobs, their pods and the quotas (`hub_cluster_state`).
 """
 
 from __future__ import annotations
@@ -161,3 +162,38 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
             summary = summarize(job_object(by_slug[slug], data), [], None, now)
         listing.summaries.append(summary)
     return listing
+
+
+def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
+    """The admin overview's `capacity.ClusterState` with the jobs (summarized by the hub),
+    their pods and the quotas from the index; only nodes, the pods of no training job
+    (`!training.kubeflow.org/job-name`: few) and Kueue's queues are read, with `client`
+    (the administrator's). None: no ready hub here, read it all (`capacity.read_cluster`).
+
+    For a person who may list pods and every served job kind in every project (asked by
+    the caller): what they would read themselves, as current as the hub's watches."""
+    from odh.training import errors
+    from odh.training.capacity import ClusterState
+    from odh.training.client import JOB_NAME_LABEL
+
+    hub = _ready_hub()
+    if hub is None:
+        return None
+    watched = {k.slug for k in hub.kinds}
+    served = [k for k in kinds if k.slug in watched]
+    slugs = {k.slug: k for k in served}
+    index = hub.index
+    jobs = []
+    for key, summary in list(hub.summaries.items()):
+        kind = slugs.get(key[1])
+        job = index.job_object(key) if kind is not None else None
+        if job is not None:
+            jobs.append(({"apiVersion": kind.api_version, "kind": kind.kind, **job}, summary))
+    nodes = client.list_nodes()
+    pods = index.all_pods() + client.list_pods(label_selector=f"!{JOB_NAME_LABEL}")
+    try:
+        queues = client.list_cluster_queues()
+    except errors.Forbidden:
+        queues = None
+    return ClusterState(nodes=nodes, pods=pods, quotas=index.all_quotas(), jobs=jobs,
+                        kinds=served, queues=queues, observed_at=now)

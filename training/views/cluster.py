@@ -1,9 +1,12 @@
 """The admin overview at /cluster/: capacity, quota use per project, waiting jobs.
 
 Only for people the cluster says may list ResourceQuotas in every namespace (a
-SelfSubjectAccessReview made with their token); everyone else gets the 403 page. Every
-read is made with the person's own token: an administrator may list nodes, pods and
-quotas cluster-wide. The numbers come from `odh.training.capacity`.
+SelfSubjectAccessReview made with their token); everyone else gets the 403 page. Where the
+watch hub runs in this process and the person may list pods and every job kind in every
+project, the jobs, their pods and the quotas come from its index (summarized once per
+change, not per visit: training/hub/snapshots.py `hub_cluster_state`) and only nodes,
+other pods and Kueue's queues are read with their token; else every read is made with
+their own token. The numbers come from `odh.training.capacity`.
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import capacity, errors
+from odh.training.access import Access
 from odh.training.client import ClusterClient
+from odh.training.kinds import JobKind
 from odh.training.quantity import GPU_RESOURCE
 
 from .. import session
 from ..cluster import user_client
 from ..cluster_subscriptions import SOCKET_URL
+from ..hub import snapshots as hub_snapshots
 from ..models import JobHistory
-from ..permissions import EVERYWHERE, LIST_QUOTAS_EVERYWHERE, person_may
+from ..permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, LIST_QUOTAS_EVERYWHERE, person_may
 from ..projects import served_kinds
 from .pages import render_page
 
@@ -53,6 +59,10 @@ def forbidden_page(request: HttpRequest) -> HttpResponse:
 def allowed_here(request: HttpRequest, client: ClusterClient) -> bool:
     """May this person see the cluster pages? (a cluster administrator)"""
     return person_may(request, client, EVERYWHERE, LIST_QUOTAS_EVERYWHERE)
+
+
+def _list_everywhere(kind: JobKind) -> Access:
+    return Access("list", kind.plural, kind.group)
 
 
 def _history_records(now: datetime) -> list[capacity.HistoryRecord]:
@@ -92,7 +102,13 @@ def cluster_overview(request: HttpRequest) -> HttpResponse:
         if not allowed_here(request, client):
             return forbidden_page(request)
         kinds = served_kinds(client)
-        state = capacity.read_cluster(client, kinds, datetime.now(UTC))
+        now = datetime.now(UTC)
+        state = None
+        if all(person_may(request, client, EVERYWHERE, access)
+               for access in (LIST_PODS_EVERYWHERE, *(_list_everywhere(k) for k in kinds))):
+            state = hub_snapshots.hub_cluster_state(client, kinds, now)  # the hub's index
+        if state is None:
+            state = capacity.read_cluster(client, kinds, now)
     result = capacity.overview(state, _history_records(state.observed_at))
     context = {"overview": result, "chart_data": _chart_data(result),
                "now": state.observed_at, "statuses": capacity.STATUSES,

@@ -103,3 +103,39 @@ def test_the_job_list_comes_from_the_hub_and_shows_what_the_api_would(hub, demo,
         assert row in page, f"{s.namespace}/{s.name} missing"
     rows = re.findall(r'id="job-row-([a-z0-9-]+)"', page)
     assert len(rows) == min(len(expected.summaries), 25)
+
+
+def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
+        hub, demo, client, db):
+    """The admin's /cluster/ with the hub in this process: the jobs, their pods and the
+    quotas from its index (no list of jobs, of training pods or of quotas), the same
+    capacity, project rows, counts and waiting jobs as reading everything with the
+    admin's token."""
+    from datetime import UTC, datetime
+
+    from odh.training import capacity
+    from odh.training.client import ClusterClient
+    from tests.dashboard_support import sign_in
+    from training.hub.snapshots import hub_cluster_state
+
+    sign_in(client, demo, "admin")
+    assert client.get("/cluster/").status_code == 200  # warms the access answers
+    before = reads(demo)
+    page = client.get("/cluster/")
+    took = Counter({r: reads(demo)[r] - before[r] for r in before})
+    assert page.status_code == 200
+    assert (took["mpijobs"], took["pytorchjobs"], took["tfjobs"], took["resourcequotas"]) \
+        == (0, 0, 0, 0)
+    assert took["pods"] == 1  # the pods of no training job only
+    now = datetime.now(UTC)
+    with ClusterClient(demo.api_client("admin")) as api:
+        kinds = api.served_kinds()
+        from_api = capacity.overview(capacity.read_cluster(api, kinds, now))
+        from_hub = capacity.overview(hub_cluster_state(api, kinds, now))
+    assert from_hub.capacity == from_api.capacity
+    assert from_hub.projects == from_api.projects
+    assert from_hub.jobs_by_kind == from_api.jobs_by_kind
+    assert [(w.summary.namespace, w.summary.name, w.reason, w.detail)
+            for w in from_hub.waiting] == [(w.summary.namespace, w.summary.name, w.reason,
+                                            w.detail) for w in from_api.waiting]
+    assert from_hub.waiting and from_hub.projects  # the demo has both
