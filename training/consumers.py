@@ -180,7 +180,8 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await self._refuse_for(e, first_time=True)
             return
         hub = await self._hub_ready()
-        await self._name_language()  # before the snapshot: the hub renders for it from now
+        # before the snapshot: the hub renders for this socket from now
+        await self._name_language(wanted)
         if await self.add(wanted):
             await self.send_frame({"type": "ready", "subscriptions": list(self.subs)})
             self.live = True
@@ -190,8 +191,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             if self.paused:
                 await self.send_frame({"type": "paused"})
             self.recheck_task = asyncio.create_task(self._recheck_loop())
-            if self.language != settings.LANGUAGE_CODE:
-                self.language_task = asyncio.create_task(self._renew_language())
+            self.language_task = asyncio.create_task(self._renew_language())
 
     async def __call__(self, scope, receive, send) -> None:
         try:
@@ -242,6 +242,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
                                                  "not understand."))
             return
         if action == "subscribe":
+            await self._name_language([sub])
             if await self.add([sub]):
                 await self.send_frame({"type": "subscribed", "subscription": sub.key})
         elif action == "unsubscribe":
@@ -360,11 +361,15 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await self._leases("renew", list(self.subs.values()))
 
     # -- the viewer's language, for the hub's renderings (training/hub/languages.py) --------
-    async def _name_language(self) -> None:
-        if self.language == settings.LANGUAGE_CODE:
-            return  # the hub always renders in the site's language
+    async def _name_language(self, more: list[Subscription] = ()) -> None:
+        """Tell the hub this socket's language and the groups it follows (`more`: about
+        to be added): it renders their pushes for it (training/hub/languages.py)."""
+        groups = sorted({s.hub_group for s in [*self.subs.values(), *more] if s.hub_group})
+        if not groups:
+            return
         try:
-            await self.channel_layer.group_send(CONTROL_GROUP, renew_message(self.language))
+            await self.channel_layer.group_send(CONTROL_GROUP,
+                                                renew_message(self.language, groups))
         except Exception as e:  # Redis away: the next renewal tries again
             log.warning("live updates: could not reach the watch hub: %s", e)
 

@@ -91,6 +91,7 @@ class Subscription:
     group: str
     access: Access
     job_ref: str = ""  # "<ns>/<kind slug>/<name>" for subscriptions to one job
+    hub_group: str = ""  # the watch hub's group it is fed by (in no language), if any
 
     @property
     def key(self) -> str:
@@ -219,7 +220,8 @@ class ProjectJobs(SubscriptionKind):
             with in_viewer_language():
                 reason = _("“%(value)s” is not a project name.") % {"value": value[:60]}
             raise BadSubscription(reason)
-        return Subscription(self.name, value, value, localized(ns_group(value)), GET_MPIJOBS)
+        return Subscription(self.name, value, value, localized(ns_group(value)), GET_MPIJOBS,
+                            hub_group=ns_group(value))
 
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
                   view: ViewState) -> None:
@@ -334,7 +336,8 @@ class OneJob(SubscriptionKind):
         ns, slug, name = parts
         kind = JOB_KINDS[slug]
         return Subscription(self.name, value, ns, localized(job_group(ns, name)),
-                            Access("get", kind.plural, kind.group), job_ref=value)
+                            Access("get", kind.plural, kind.group), job_ref=value,
+                            hub_group=job_group(ns, name))
 
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
                   view: ViewState) -> None:

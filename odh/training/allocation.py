@@ -24,10 +24,30 @@ COMPUTE = ("cpu", "memory", GPU_RESOURCE)
 
 
 # -- pods ---------------------------------------------------------------------------------------
+# A pod's requests by (uid, resourceVersion): the overview adds up every pod of the cluster
+# at each visit, and parsing their quantities was most of its time (a changed pod has
+# another resourceVersion). Bounded: emptied when full.
+_REQUESTS: dict[tuple[str, str], dict[str, Decimal]] = {}
+_REQUESTS_MAX = 200_000
+
+
 def pod_requests(pod: Obj) -> dict[str, Decimal]:
     """What a pod holds on its node, as the scheduler counts it: the containers' requests
     (falling back to limits) added up, an init container's where it is larger (they run one
-    at a time, before the others), plus the pod overhead."""
+    at a time, before the others), plus the pod overhead. Do not change the answer."""
+    meta = as_dict(pod.get("metadata"))
+    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    if not all(key):
+        return _pod_requests(pod)
+    found = _REQUESTS.get(key)
+    if found is None:
+        if len(_REQUESTS) >= _REQUESTS_MAX:
+            _REQUESTS.clear()
+        found = _REQUESTS[key] = _pod_requests(pod)
+    return found
+
+
+def _pod_requests(pod: Obj) -> dict[str, Decimal]:
     spec = as_dict(pod.get("spec"))
     total: dict[str, Decimal] = {}
     for container in as_list(spec.get("containers")):

@@ -71,3 +71,28 @@ def test_a_socket_speaks_its_viewers_language():
             assert localized(ns_group("research")) == "ns.research_ko"
     finally:
         set_viewer_language("")
+
+
+def test_it_renders_a_group_only_in_the_languages_of_those_who_watch_it():
+    clock = Clock()
+    languages = ViewerLanguages(clock)
+    nlp, bert = ns_group("team-nlp"), job_group("team-nlp", "bert")
+    assert languages.for_group(nlp) == []  # nobody watches: nothing to render
+    assert languages.seen("en", [nlp]) == [(nlp, "en")]  # watched anew
+    assert languages.seen("ja", [nlp, bert]) == [(nlp, "ja"), (bert, "ja")]
+    assert languages.seen("en", [nlp]) == []  # a renewal
+    assert languages.for_group(nlp) == ["en", "ja"]
+    assert languages.for_group(bert) == ["ja"]
+    clock.now += TTL_SECONDS / 2
+    languages.seen("ja", [bert])
+    clock.now += TTL_SECONDS / 2 + 1
+    assert languages.for_group(nlp) == []  # not renewed: its viewers are gone
+    assert languages.for_group(bert) == ["ja"]
+    assert languages.seen("en", [nlp]) == [(nlp, "en")]  # watched anew again
+
+
+def test_a_renewal_naming_no_group_counts_for_every_group():
+    """As a web process of an older release sends it."""
+    languages = ViewerLanguages(Clock())
+    languages.seen("fr")
+    assert languages.for_group(ns_group("research")) == ["fr"]

@@ -90,6 +90,9 @@ DEBOUNCE_SECONDS = 0.2
 # of a flush wait for the window's end and go out together, but a new status does not wait.
 LEAD_SECONDS = 0.01
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
+# a group nobody watched: its unrendered jobs are remembered this long, for a viewer whose
+# interest reaches the hub after its snapshot (a few milliseconds, seconds at worst)
+SKIP_MEMORY = 30.0
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
 SEND_TIMEOUT_SECONDS = 5.0
 RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
@@ -183,9 +186,11 @@ class Hub:
         self.refresh_client_factory = refresh_client_factory or client_factory
         self.history = history
         self.publisher = publisher
-        self.languages = ViewerLanguages()  # what viewers read: each push rendered in each
+        # who watches what in which language: each push rendered once per language read,
+        # only for groups watched (training/hub/languages.py)
+        self.languages = ViewerLanguages()
         self.logs = LogHub(publisher, client_factory,  # live logs: one stream per pod
-                           on_language=self.languages.seen)
+                           on_language=self._interest)
         self.debounce = debounce
         self.lead = lead
         self.renders = 0  # pushes rendered (one per message and language)
@@ -203,7 +208,11 @@ class Hub:
         # job -> when to flush it, and whether only a new status may flush it then
         self._dirty: dict[JobKey, tuple[float, bool]] = {}
         self._flushed: dict[JobKey, float] = {}  # job -> its last flush
+        # group -> jobs whose pushes to it were not rendered (nobody watched), and when
+        self._skipped: dict[str, dict[JobKey, float]] = {}
+        self._forced: set[JobKey] = set()  # to be sent whatever viewers were sent before
         self._cond = threading.Condition()
+        self._skips_pruned = 0.0
         self._stop = threading.Event()
         self._started_at = 0.0
         self._threads: list[threading.Thread] = []
@@ -344,6 +353,29 @@ class Hub:
                 self.cluster.changed()
         return handle
 
+    # -- viewers ---------------------------------------------------------------------------
+    def _interest(self, language: str, groups: list[str] | None) -> None:
+        """A consumer names its language and groups: a group watched anew gets, at once, the
+        jobs whose changes it was not sent meanwhile (its snapshot may predate them)."""
+        new = self.languages.seen(language, groups)
+        if not new:
+            return
+        keys: set[JobKey] = set()
+        with self._cond:
+            for group, _language in new:
+                keys |= set(self._skipped.pop(group, {}))
+            self._forced |= keys
+        self._mark(keys)
+
+    def _forget_skipped(self, now: float) -> None:
+        with self._cond:
+            for group in list(self._skipped):
+                kept = {k: t for k, t in self._skipped[group].items() if now - t < SKIP_MEMORY}
+                if kept:
+                    self._skipped[group] = kept
+                else:
+                    del self._skipped[group]
+
     # -- coalescing ------------------------------------------------------------------------
     def _mark(self, keys: set[JobKey], delay: float | None = None,
               may_move_status: bool = False) -> None:
@@ -386,6 +418,7 @@ class Hub:
 
     def _flush_loop(self) -> None:
         while not self._stop.is_set():
+            prune = False
             with self._cond:
                 if not self.ready.is_set():
                     if not self._may_prime():
@@ -406,6 +439,10 @@ class Hub:
                     if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
                         self._flushed = {k: t for k, t in self._flushed.items()
                                          if now - t < self.debounce}
+                    if now - self._skips_pruned > SKIP_MEMORY:
+                        self._skips_pruned = prune = now
+            if prune:
+                self._forget_skipped(now)
             if not self.ready.is_set():
                 for key, _peek in due:
                     try:
@@ -440,6 +477,8 @@ class Hub:
                 return
         with self._cond:
             self._flushed[key] = time.monotonic()
+            forced = key in self._forced
+            self._forced.discard(key)
         self.flushes += 1
         if data is None:
             gone = self.summaries.pop(key, None)
@@ -483,19 +522,20 @@ class Hub:
             said = summarize(data.job, data.pods, events, now)
             return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
                     summarize(data.job, [], None, now))
-        if row != seen.row:
+        if row != seen.row or forced:
             def row_message() -> dict:
                 said, why, said_bare = in_language(translation.get_language())
                 return {"type": "hub.update",
                         "html": live.render_list_row(said, now, why),
                         "html_status": live.render_list_row(said_bare, now),
                         "announce": "", "job": job_ref, "status": status, "change": change}
-            if self._send_localized(ns_group(ns), row_message):
+            if self._send_localized(ns_group(ns), row_message, key):
                 seen.row = row
             else:
                 failed = True
-        new_events = [e for e in events if seen.events.get(_uid(e)) != _rv(e)]
-        if detail != seen.detail or new_events:
+        new_events = events if forced else [
+            e for e in events if seen.events.get(_uid(e)) != _rv(e)]
+        if detail != seen.detail or new_events or forced:
             changed = status != seen.status
 
             def job_message() -> dict:
@@ -508,7 +548,7 @@ class Hub:
                         "announce": live.announcement(said, why) if changed else "",
                         "announce_status": live.announcement(said_bare) if changed else "",
                         "job": job_ref, "status": status, "change": change}
-            if self._send_localized(job_group(ns, name), job_message):
+            if self._send_localized(job_group(ns, name), job_message, key):
                 seen.detail, seen.status, seen.events = detail, status, current
             else:
                 failed = True
@@ -537,11 +577,18 @@ class Hub:
         self._send_localized(ns_group(ns), gone_row)
         self._send_localized(job_group(ns, name), gone_job)
 
-    def _send_localized(self, group: str, message: Callable[[], dict]) -> bool:
-        """Render `message` in each language viewers read and send each rendering to that
-        language's group (training/hub/languages.py). True: every send went out."""
+    def _send_localized(self, group: str, message: Callable[[], dict],
+                        key: JobKey | None = None) -> bool:
+        """Render `message` in each language the group's viewers read and send each
+        rendering to that language's group (training/hub/languages.py); nothing when
+        nobody watches the group (`key` remembered a while: see `_interest`). True: every
+        send went out (or there was none to make)."""
+        languages = self.languages.for_group(group)
+        if not languages and key is not None:
+            with self._cond:
+                self._skipped.setdefault(group, {})[key] = time.monotonic()
         sent = True
-        for language in self.languages.active():
+        for language in languages:
             with translation.override(language):
                 rendered = message()
             self.renders += 1

@@ -39,6 +39,7 @@ from odh.training.logstreams import KubeLogSource, LogStreams, PodKey
 
 from .groups import CONTROL_GROUP, logs_group
 from .languages import RENEW as LANGUAGE_RENEW
+from .languages import groups_of
 
 log = logging.getLogger("training.hub")
 
@@ -67,7 +68,8 @@ def _key(message: dict[str, Any]) -> PodKey | None:
 
 class LogHub:
     def __init__(self, publisher: Any, client_factory: Callable[[], ClusterClient],
-                 on_language: Callable[[str], None] = lambda _language: None,
+                 on_language: Callable[[str, list[str] | None], object] = (
+                     lambda _language, _groups: None),
                  **options: Any) -> None:
         self.publisher = publisher
         self.on_language = on_language  # a viewer's language (training/hub/languages.py)
@@ -100,7 +102,7 @@ class LogHub:
         self.control_messages += 1
         action = message.get("type")
         if action == LANGUAGE_RENEW:
-            self.on_language(str(message.get("language") or "")[:16])
+            self.on_language(str(message.get("language") or "")[:16], groups_of(message))
             return
         subscriber = str(message.get("subscriber") or "")
         if not subscriber:

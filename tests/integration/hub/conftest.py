@@ -13,6 +13,7 @@ import asyncio
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,7 +74,9 @@ class LoopThread:
 
 
 class Subscriber:
-    """A channel in some groups, keeping every message it receives."""
+    """A channel in some groups, keeping every message it receives. Like a websocket
+    consumer, it names the hub's groups it is in (in English) to the hub, on joining and
+    every RENEW_SECONDS while polling: the hub renders only for groups someone watches."""
 
     def __init__(self, loop: LoopThread, layer: Any, *groups: str) -> None:
         self.loop = loop
@@ -81,17 +84,32 @@ class Subscriber:
         self.groups = groups
         self.channel = loop.run(layer.new_channel())
         self.messages: list[dict] = []
+        self.named_at = 0.0
         self.join()
 
     def join(self) -> None:
         for group in self.groups:
             self.loop.run(self.layer.group_add(group, self.channel))
+        self.name_groups()
+
+    def name_groups(self) -> None:
+        from training.hub.groups import CONTROL_GROUP
+        from training.hub.languages import renew_message
+
+        fed = [g for g in self.groups if g.startswith(("ns.", "job."))]
+        if fed:
+            self.loop.run(self.layer.group_send(CONTROL_GROUP, renew_message("en", fed)))
+        self.named_at = time.monotonic()
 
     def leave(self) -> None:
         for group in self.groups:
             self.loop.run(self.layer.group_discard(group, self.channel))
 
     def poll(self, timeout: float = 0.2) -> dict | None:
+        from training.hub.languages import RENEW_SECONDS
+
+        if time.monotonic() - self.named_at > RENEW_SECONDS:
+            self.name_groups()
         try:
             message = self.loop.run(asyncio.wait_for(self.layer.receive(self.channel), timeout),
                                     timeout + 10)

@@ -130,6 +130,33 @@ def test_a_new_status_goes_out_at_once_and_the_pods_ending_after_it(hub, demo, l
         pod_changes.stop()
 
 
+def test_nothing_is_rendered_for_a_job_nobody_watches_until_a_page_names_it(
+        hub, loop_thread, layer, jobs):
+    """The hub renders only for the groups pages name to it; a page that names its group
+    after a change (its snapshot may predate the change) is sent the job's state at once."""
+    name = "hub-unwatched"
+    ref = job_ref(name)
+    jobs.create(mpijob(name, workers=1, run_seconds=3600, runPolicy={"suspend": True}))
+    key = (NS, "mpijob", name)
+    wait_until(lambda: key in hub.summaries and hub.summaries[key].status == "Suspended",
+               message="the hub to see the job")
+    # in the group, but not named to the hub: like a page whose word has not arrived yet
+    page = Subscriber.__new__(Subscriber)
+    page.loop, page.layer, page.groups, page.messages = loop_thread, layer, (), []
+    page.named_at = float("inf")  # it does not renew either
+    page.channel = loop_thread.run(layer.new_channel())
+    loop_thread.run(layer.group_add(f"job.{NS}.{name}", page.channel))
+    jobs.patch(name, {"spec": {"runPolicy": {"suspend": False}}})
+    wait_until(lambda: hub.summaries[key].status == "Running", message="Running")
+    assert page.poll(0.5) is None and not page.about(ref)  # nothing rendered for it
+    # now it names its group: the job's current state comes at once, changed or not
+    page.groups = (f"job.{NS}.{name}",)
+    page.name_groups()
+    sent = page.wait_for(lambda m: m.get("job") == ref, what="the job's state")
+    assert sent["status"] == "Running" and 'data-status="Running"' in sent["html"]
+    assert "event_rows" in sent and "MPIJobCreated" in sent["event_rows"]
+
+
 def test_a_deleted_job_leaves_the_list(hub, loop_thread, layer, jobs):
     name = "hub-delete"
     page = Subscriber(loop_thread, layer, f"job.{NS}.{name}")
