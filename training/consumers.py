@@ -317,13 +317,13 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
 
     async def show(self, page: str) -> None:
         """`{"action": "show", "page": "rows=...&listed=..."}`: a job list's table fetched
-        again (another page, a filter, a new job) shows these rows; they are sent their
-        current state (a change between the table's rendering and this message is not
-        lost), and from now on only they."""
-        self.view.shown = None
+        again (another page, a filter, a new job) shows these rows; `"tab=events"`: the job
+        page shows another tab. They are sent their current state (a change between the
+        HTTP rendering and this message is not lost), and from now on only what they show."""
+        self.view.shown, self.view.tab = None, ""
         self.view.offpage.clear()
         subscriptions.parse_page(page, self.view)
-        listing = [s for s in self.subs.values() if s.kind == "ns"]
+        listing = [s for s in self.subs.values() if s.kind in ("ns", "job")]
         try:
             frames = await _blocking(subscriptions.snapshots)(self.person.token, listing,
                                                                self.view)

@@ -115,6 +115,12 @@ class ViewState:
     shown: frozenset[str] | None = None
     listed: datetime | None = None  # when the page listed its jobs (`listed=`)
     offpage: set[str] = field(default_factory=set)  # jobs not shown that changed since
+    # the job page's tab (`tab=`): Events rows are rendered and sent only to the Events
+    # tab (the other tabs have no place for them); "": every part, as to an older page
+    tab: str = ""
+
+    def wants_events(self) -> bool:
+        return self.tab in ("", "events")
 
     def sees_pods(self, namespace: str) -> bool:
         return self.pods.get(namespace, False)
@@ -352,15 +358,17 @@ class OneJob(SubscriptionKind):
         try:
             if not full:  # what its HTTP page would refuse: the job's status only
                 return self._status_only(client, sub, view, now)
+            events = view.wants_events()
             found = hub_snapshots.job_state(kind, ns, name)
             if found is not None:  # from the hub's index, rendered once for all viewers
                 data, version = found
                 status, frames = hub_snapshots.RENDERS.get(
-                    (sub.value, translation.get_language(), version),
-                    lambda: self._frames(hub_snapshots.detail_of(kind, data, now), now))
+                    (sub.value, translation.get_language(), version, events),
+                    lambda: self._frames(hub_snapshots.detail_of(kind, data, now), now,
+                                         events))
             else:
                 status, frames = self._frames(queries.job_detail(client, kind, ns, name, now),
-                                              now)
+                                              now, events)
         except errors.NotFound:
             # gone while the page was away (or not there yet): say so, keep listening
             view.statuses.pop(sub.job_ref, None)
@@ -372,14 +380,19 @@ class OneJob(SubscriptionKind):
         return frames
 
     @staticmethod
-    def _frames(detail: queries.JobDetail, now: datetime) -> tuple[str, list[Frame]]:
+    def _frames(detail: queries.JobDetail, now: datetime,
+                events: bool = True) -> tuple[str, list[Frame]]:
+        """The snapshot's frames; the Events rows only for a page that shows them (what a
+        connect costs then does not grow with the job's age)."""
         summary = detail.summary
         seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events, summary)
-        return str(summary.status), [
+        frames: list[Frame] = [
             statuses([("job-header-status", str(summary.status),
                        live.announcement(summary, seen))]),
-            live.render_job_update(summary, detail.job, detail.pods, now, seen),
-            live.render_event_rows(detail.events, now)]
+            live.render_job_update(summary, detail.job, detail.pods, now, seen)]
+        if events:
+            frames.append(live.render_event_rows(detail.events, now))
+        return str(summary.status), frames
 
     def _status_only(self, client: ClusterClient, sub: Subscription, view: ViewState,
                      now: datetime) -> list[Frame]:
@@ -408,7 +421,8 @@ class OneJob(SubscriptionKind):
         html = variant(message, "html", full)
         if html:
             frames.append(str(html))
-        if message.get("event_rows") and view.sees_events(sub.namespace):
+        if message.get("event_rows") and view.sees_events(sub.namespace) \
+                and view.wants_events():
             frames.append(str(message["event_rows"]))  # a frame of its own (a <tbody>)
         return frames
 
@@ -433,7 +447,10 @@ def parse(kind: str, value: Any) -> Subscription:
     return handler.parse(value)
 
 
-ROWS, LISTED = "rows", "listed"  # the job list's page: not subscriptions (`parse_page`)
+# what the page shows, not subscriptions (`parse_page`): the job list's rows and when it
+# listed them, the job page's tab
+ROWS, LISTED, TAB = "rows", "listed", "tab"
+TABS = ("overview", "topology", "logs", "events", "metrics", "configuration")
 MAX_ROWS = 200
 
 
@@ -445,7 +462,8 @@ def _query_pairs(query_string: bytes | str) -> list[tuple[str, str]]:
 
 def parse_page(query_string: bytes | str, view: ViewState) -> None:
     """`rows=<ns>/<kind>/<name>,...&listed=<time>`: the rows a job list page shows and when
-    it listed them, into `view` (absent: every row is sent, as to an older page)."""
+    it listed them; `tab=events`: the job page's tab; into `view` (absent: every row, every
+    part is sent, as to an older page)."""
     for key, value in _query_pairs(query_string):
         if key == ROWS:
             refs = [ref for ref in value.split(",") if ref]
@@ -455,11 +473,13 @@ def parse_page(query_string: bytes | str, view: ViewState) -> None:
             view.shown = frozenset(refs)
         elif key == LISTED:
             view.listed = parse_timestamp(value)
+        elif key == TAB:
+            view.tab = value if value in TABS else ""
 
 
 def parse_query(query_string: bytes | str) -> list[Subscription]:
     """`ns=team-nlp&ns=team-cv` or `job=team-nlp/mpijob/bert`: the socket's subscriptions."""
-    pairs = [(k, v) for k, v in _query_pairs(query_string) if k not in (ROWS, LISTED)]
+    pairs = [(k, v) for k, v in _query_pairs(query_string) if k not in (ROWS, LISTED, TAB)]
     if len(pairs) > MAX_SUBSCRIPTIONS:
         with in_viewer_language():
             raise BadSubscription(_("Too many live subscriptions on one page."))
@@ -484,7 +504,7 @@ def list_namespaces(covered: Iterable[str], shown: Iterable[str],
 
 
 def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = (),
-               rows: Iterable[str] | None = None, listed: str = "") -> str:
+               rows: Iterable[str] | None = None, listed: str = "", tab: str = "") -> str:
     """The address a page opens its socket on (relative: the browser adds ws[s]://host);
     a job list names the rows it shows and when it listed them (`parse_page`)."""
     params = [("ns", ns) for ns in dict.fromkeys(namespaces)]
@@ -493,6 +513,8 @@ def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = (),
         params.append((ROWS, ",".join(rows)))
     if listed:
         params.append((LISTED, listed))
+    if tab:
+        params.append((TAB, tab))
     return SOCKET_PATH + ("?" + urlencode(params) if params else "")
 
 

@@ -275,7 +275,7 @@
   // the new one would follow the same projects (else it is replaced, and connects anew),
   // and tell it which rows the table shows now ("rows" and "listed" of its address: only
   // these rows are sent; a socket that connects again says so again, on open).
-  var PAGE_PARAMS = ["rows", "listed"];
+  var PAGE_PARAMS = ["rows", "listed", "tab"];
 
   function socketParams(url) {
     var params = new URL(url || "", location.href).searchParams;
@@ -292,6 +292,20 @@
       elt.liveSocket.send(JSON.stringify({ action: "show", page: elt.livePage }));
     }
   }
+
+  // The job page's tabs are swapped in place: the socket is told which one shows (only the
+  // Events tab is sent Events rows).
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var content = document.getElementById("tab-content");
+    var socket = document.getElementById("live-socket");
+    if (!content || !socket || socket.getAttribute("data-live-page") !== "job") return;
+    var page = "tab=" + encodeURIComponent(content.getAttribute("data-live-tab") || "");
+    var known = socket.livePage !== undefined ? socket.livePage :
+      socketParams(socket.getAttribute("ws-connect")).page;
+    if (page === known) return;
+    socket.livePage = page;
+    showRows(socket);
+  });
 
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var current = event.detail.target;

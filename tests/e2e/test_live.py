@@ -305,6 +305,26 @@ def test_pushed_events_keep_to_the_tab_s_filter(page, live_dashboard, jobs):
     assert _not_reloaded(page)
 
 
+def test_events_are_pushed_once_the_events_tab_is_open(page, live_dashboard, jobs):
+    """The socket of a page on the Overview is sent no Events rows; opening the Events tab
+    tells it, and new events arrive there live."""
+    name = _new_job(jobs, "live-tab", suspend=True)
+    sign_in(page, live_dashboard, "alice", f"/jobs/{NS}/mpijob/{name}/")
+    _stay_on_page(page)
+    _wait_live(page)
+    page.evaluate("window.__socket = document.getElementById('live-socket')")
+    page.get_by_role("link", name="Events", exact=True).click()
+    expect(page).to_have_url(re.compile(r"tab=events"))
+    rows = page.locator("#job-event-rows tr[data-event-type]")
+    expect(rows.first).to_be_visible()
+    _resume(jobs, name)
+    expect(page.locator("#job-header-status")).to_have_text("Running", timeout=SLOW)
+    started = page.locator("#job-event-rows tr").filter(has_text="Started")
+    expect(started.first).to_be_visible(timeout=30_000)  # pushed to the tab opened later
+    assert page.evaluate("window.__socket === document.getElementById('live-socket')")
+    assert _not_reloaded(page)
+
+
 def test_a_pushed_event_takes_the_place_of_its_row(page, live_dashboard):
     """A push of an event the page shows already (its count changed, or a snapshot just
     before showed it) replaces its row: the event is never shown twice."""

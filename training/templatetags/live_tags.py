@@ -18,10 +18,12 @@ register = template.Library()
 
 
 @register.inclusion_tag("training/partials/live_socket.html")
-def live_socket_for_job(summary) -> dict:
-    """The socket of a job's page: `job=<project>/<kind>/<name>`."""
+def live_socket_for_job(summary, tab: str = "") -> dict:
+    """The socket of a job's page: `job=<project>/<kind>/<name>` and the tab it shows
+    (Events rows are sent to the Events tab only); a tab chosen later is told to the open
+    socket by static/js/live.js."""
     ref = f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
-    return {"url": socket_url(jobs=[ref]), "what": "job"}
+    return {"url": socket_url(jobs=[ref], tab=tab), "what": "job"}
 
 
 @register.inclusion_tag("training/partials/live_socket.html")

@@ -173,6 +173,31 @@ def test_a_job_page_gets_the_current_state_first_then_ready(open_tab, loop, cook
     assert tab.frames.index(first) == 1
 
 
+def test_a_job_page_on_another_tab_than_events_gets_no_events_rows(open_tab, loop, cookie_of):
+    """Events rows go to the Events tab only: a page on the Overview is sent none (what a
+    connect costs does not grow with the job's events), until it shows the Events tab."""
+    tab = open_tab(f"job={BERT}&tab=overview", cookie_of("alice"))
+    tab.until_ready()
+    assert any('id="job-header-status"' in f for f in tab.frames)
+    assert not any("job-event-rows" in f for f in tab.frames)
+    rows = ('<tbody hx-swap-oob="afterbegin:#job-event-rows"><tr id="event-x" '
+            'data-event-type="Normal"><td>x</td></tr></tbody>')
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "html": "<div id='job-header-status'></div>",
+        "event_rows": rows, "announce": "", "job": BERT, "status": "Running",
+        "change": "modified"})
+    assert tab.next() == "<div id='job-header-status'></div>"
+    # the person opens the Events tab: its rows come, and from now on the new ones
+    tab.send({"action": "show", "page": "tab=events"})
+    assert json.loads(tab.next())["type"] == "statuses"
+    assert 'id="job-header-status"' in tab.next()
+    assert tab.next().startswith('<tbody id="job-event-rows" hx-swap-oob="true"')
+    group_send(loop, "job.team-nlp.bert-large-pretrain", {
+        "type": "hub.update", "html": "", "event_rows": rows, "announce": "", "job": BERT,
+        "status": "Running", "change": "modified"})
+    assert tab.next() == rows
+
+
 def test_the_job_list_gets_its_projects_rows(open_tab, loop, cookie_of):
     tab = open_tab("ns=team-nlp&ns=team-cv", cookie_of("alice"))
     statuses = json.loads(tab.next())

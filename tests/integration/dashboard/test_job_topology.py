@@ -91,7 +91,8 @@ def test_the_job_page_opens_its_socket_for_this_job(alice):
     body = alice.get(BERT).content.decode()
     socket = re.search(r'<div id="live-socket"[^>]*>', body).group(0)
     assert 'hx-ext="ws,live"' in socket
-    assert 'ws-connect="/ws/live/?job=team-nlp%2Fmpijob%2Fbert-large-pretrain"' in socket
+    assert ('ws-connect="/ws/live/?job=team-nlp%2Fmpijob%2Fbert-large-pretrain'
+            '&amp;tab=overview"') in socket
     # the htmx websocket extension (from django-htmx) and the page's live script
     assert "django_htmx/ext/hx-ws-2.min.js" in body and "js/live.js" in body
     assert 'id="live-announcer"' in body and 'aria-live="polite"' in body
