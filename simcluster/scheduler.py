@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import scheduling
+from .backoff import exponential
 from .controllers.base import Controller, Key
 from .store import Change
 
@@ -198,7 +199,7 @@ class Scheduler(Controller):
         if attempt is None:
             return 0.0
         if attempt.epoch < self._epoch:
-            backoff = min(BACKOFF_INITIAL * 2 ** (attempt.count - 1), BACKOFF_MAX)
+            backoff = exponential(BACKOFF_INITIAL, attempt.count - 1, BACKOFF_MAX)
             return attempt.at + self.clock.real_delay(backoff)
         return attempt.at + self.clock.real_delay(RETRY_SECONDS)
 

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..backoff import exponential
 from ..clock import SLICE_SECONDS  # a pump between requests stops after this long
 from ..store import Change
 
@@ -134,7 +135,7 @@ class Manager:
         except Exception:
             n = controller._failures.get(key, 0) + 1
             controller._failures[key] = n
-            delay = min(0.5 * 2 ** n, 60.0)
+            delay = exponential(0.5, n, 60.0)
             log.exception("%s: reconcile of %s failed (attempt %d), retrying in %.1fs",
                           controller.name, "/".join(key), n, delay)
             self.cluster.clock.call_later(delay, lambda: self.enqueue(controller, key))

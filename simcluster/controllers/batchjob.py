@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import errors
+from ..backoff import exponential
 from ..store import Change
 from .base import Controller, Key
 from .conditions import controller_ref, int_or, is_controlled_by, service_account
@@ -326,7 +327,7 @@ class JobController(Controller):
             return active
         failures, last = self._failures.get(job["metadata"]["uid"], (0, 0.0))
         if failures:
-            delay = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+            delay = exponential(BACKOFF_BASE, failures - 1, BACKOFF_MAX)
             # delays are nominal seconds; clock.now() runs at the speed factor
             remaining = last + self.clock.real_delay(delay) - now
             if remaining > 0:

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import behaviour, errors
+from ..backoff import exponential
 from ..store import Change
 from . import mpijob_objects as objects
 from .base import Controller, Key
@@ -108,7 +109,7 @@ class MPIJobController(MPIJobStatus, Controller):
             self._retries[key] = n
             # the first failure of a run of them is news; its retries (with back-off) are not
             (log.info if n == 1 else log.debug)("error syncing %s/%s: %s", key[0], key[1], e)
-            return min(0.005 * 2 ** (n - 1), 1000.0)
+            return exponential(0.005, n - 1, 1000.0)
         self._retries.pop(key, None)
         return requeue
 
