@@ -13,7 +13,7 @@ import uuid
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from . import errors, quantity, schema, strategies, timestamps
+from . import errors, kueue, quantity, schema, strategies, timestamps
 from .auth import UserInfo
 from .resources import ResourceType
 
@@ -60,6 +60,7 @@ class Admission:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
+        self._kueue = cluster.registry.by_kind("kueue.x-k8s.io/v1beta1", "Workload") is not None
 
     # -- namespace lifecycle -------------------------------------------------------------
     def check_namespace(self, namespace: str) -> None:
@@ -95,6 +96,8 @@ class Admission:
         obj.pop("status", None) if rt.has_status and rt.custom else None
         obj = schema.admit(rt, obj, field_validation)
         obj = strategies.prepare_create(self.cluster, rt, obj, user)
+        if rt.group == "kubeflow.org" and self._kueue:  # Kueue's webhook: queued, suspended
+            kueue.suspend_if_queued(rt.kind, obj)
         if rt.plural == "pods":  # API defaulting (requests from limits), then LimitRanger
             strategies.default_pod_requests(obj.get("spec") or {})
             self._limit_ranges(obj)

@@ -156,6 +156,10 @@ OPTIONAL_RESOURCE_TYPES: dict[str, list[ResourceType]] = {
                      namespaced=False, short_names=("cq",), subresources=("status",), custom=True),
         ResourceType("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor",
                      namespaced=False, short_names=("flavor", "flavors", "rf"), custom=True),
+        ResourceType("kueue.x-k8s.io", "v1beta1", "workloads", "Workload",
+                     short_names=("wl",), subresources=("status",), custom=True),
+        ResourceType("kueue.x-k8s.io", "v1beta1", "workloadpriorityclasses",
+                     "WorkloadPriorityClass", namespaced=False, custom=True),
     ],
     "trainer": [
         ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob",

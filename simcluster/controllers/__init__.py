@@ -25,4 +25,12 @@ def all_controllers(cluster: Cluster) -> list[Controller]:
     from ..scheduler import Scheduler
 
     controllers += [Scheduler(cluster), Kubelet(cluster)]
+    if serves_kueue(cluster):
+        from ..kueue import KueueController
+
+        controllers.append(KueueController(cluster))
     return controllers
+
+
+def serves_kueue(cluster: Cluster) -> bool:
+    return cluster.registry.by_kind("kueue.x-k8s.io/v1beta1", "Workload") is not None

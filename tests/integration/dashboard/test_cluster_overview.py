@@ -19,6 +19,7 @@ from tests.dashboard_support import sign_in
 from tests.html_checks import assert_valid
 from tests.overview_support import one_gpu_job, placed_pods_and_quota_use, requested
 from tests.page_text import ids_starting, text_of
+from tests.training_jobs import mpijob
 from tests.waiting import wait_until
 from training.models import JobHistory
 
@@ -291,11 +292,27 @@ def kueue_cluster(tmp_path_factory):
                     "name": "h100", "resources": [
                         {"name": "cpu", "nominalQuota": "96"},
                         {"name": "nvidia.com/gpu", "nominalQuota": "8"}]}]}]}})
-        custom.patch_cluster_custom_object_status(
-            "kueue.x-k8s.io", "v1beta1", "clusterqueues", "gpu-queue",
-            {"status": {"pendingWorkloads": 1, "admittedWorkloads": 2, "flavorsUsage": [{
-                "name": "h100", "resources": [{"name": "cpu", "total": "24"},
-                                              {"name": "nvidia.com/gpu", "total": "6"}]}]}})
+        custom.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta1", "team-nlp",
+                                               "localqueues", {
+            "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+            "metadata": {"name": "research-queue", "namespace": "team-nlp"},
+            "spec": {"clusterQueue": "gpu-queue"}})
+        # simcluster's Kueue admits two (6 GPUs and 24 CPUs of 8 and 96); the third waits
+        for name, gpus in (("first", 4), ("second", 2), ("third", 4)):
+            job = mpijob(name, workers=1, run_seconds=3600,
+                         worker_resources={"limits": {"nvidia.com/gpu": gpus, "cpu": 12}})
+            job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "research-queue"}
+            custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp",
+                                                   "mpijobs", job)
+
+        def counted() -> bool:
+            status = custom.get_cluster_custom_object(
+                "kueue.x-k8s.io", "v1beta1", "clusterqueues", "gpu-queue").get("status") or {}
+            return (status.get("admittedWorkloads"), status.get("pendingWorkloads")) == (2, 1)
+        wait_until(counted, 30, message="two jobs admitted, one waiting")
+        core = k8s.CoreV1Api(api)
+        wait_until(lambda: sum(p.status.phase == "Running" for p in core.list_namespaced_pod(
+            "team-nlp").items) == 4, 60, message="the admitted jobs' pods to run")
     yield cluster
     cluster.stop()
 
@@ -311,5 +328,6 @@ def test_kueue_cluster_queues_when_the_api_is_there(client, db, kueue_cluster, s
     assert_valid(html)
     assert text_of(html, "queue-gpu-queue") == (
         "gpu-queue research 2 1 CPUs (h100) 24/96 (25%) GPUs (h100) 6/8 (75%)")
-    assert text_of(html, "capacity-gpu").startswith("GPUs 0 / 8 ")
-    assert text_of(html, "gpu-model-1").startswith("NVIDIA-H100-80GB-HBM3 2 8 0 8")
+    # the admitted jobs run: their Workers hold 6 of the 8 GPUs
+    assert text_of(html, "capacity-gpu").startswith("GPUs 6 / 8 ")
+    assert text_of(html, "gpu-model-1").startswith("NVIDIA-H100-80GB-HBM3 2 8 6 2")

@@ -1,0 +1,207 @@
+"""simcluster's Kueue admission against upstream Kueue's documented behaviour (the facts are
+in simcluster/README.md, "Kueue"): a queued job is suspended and gets a Workload, is
+admitted when its whole gang fits the ClusterQueue's nominal quota (node selectors of the
+flavor, unsuspended), waits with Kueue's own message when it does not, in priority then
+FIFO order (StrictFIFO blocking, BestEffortFIFO not), and releases its quota when done."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests import simcluster_process
+from tests.training_jobs import GROUP, MPI_VERSION, mpijob
+from tests.waiting import wait_until
+
+NS = "team-a"
+KUEUE = ("kueue.x-k8s.io", "v1beta1")
+SCENARIO = str(Path(__file__).with_name("kueue-scenario.yaml"))
+GPU = "nvidia.com/gpu"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    sim = simcluster_process.start(tmp_path_factory.mktemp("kueue") / "state",
+                                   scenario=SCENARIO, speed=50)
+    yield sim
+    sim.stop()
+
+
+@pytest.fixture
+def api(cluster):
+    with cluster.api_client("alice") as alice, cluster.api_client("admin") as admin:
+        yield {"jobs": client.CustomObjectsApi(alice), "core": client.CoreV1Api(alice),
+               "admin": client.CustomObjectsApi(admin)}
+
+
+@pytest.fixture
+def made(api):
+    """Names of the jobs a test made: deleted after it (their Workloads go with them)."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        try:
+            api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", name)
+        except client.ApiException:
+            pass
+    wait_until(lambda: not _workloads(api), 30, message="the test's Workloads to go")
+
+
+def _queued_job(api, made, prefix: str, queue: str, workers: int, gpus: int = 8,
+                run_seconds: float = 3600, priority: str = "") -> tuple[str, dict]:
+    name = f"{prefix}-{uuid.uuid4().hex[:4]}"
+    body = mpijob(name, workers=workers, run_seconds=run_seconds,
+                  worker_resources={"limits": {GPU: gpus}} if gpus else None)
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    body["metadata"]["labels"] = labels
+    created = api["jobs"].create_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs",
+                                                          body)
+    made.append(name)
+    return name, created
+
+
+def _workloads(api) -> list[dict]:
+    return api["admin"].list_namespaced_custom_object(*KUEUE, NS, "workloads")["items"]
+
+
+def _workload_of(api, name: str) -> dict | None:
+    for w in _workloads(api):
+        if any(r.get("name") == name for r in w["metadata"].get("ownerReferences") or []):
+            return w
+    return None
+
+
+def _condition(obj: dict | None, type_: str) -> dict:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == type_:
+            return c
+    return {}
+
+
+def _reserved(api, name: str) -> bool:
+    return _condition(_workload_of(api, name), "QuotaReserved").get("status") == "True"
+
+
+def _waiting_with(api, name: str) -> dict:
+    """The QuotaReserved=False condition of a job's Workload, once it has one."""
+    def found():
+        c = _condition(_workload_of(api, name), "QuotaReserved")
+        return c if c.get("status") == "False" else None
+    return wait_until(found, 30, message=f"{name}'s Workload to be told why it waits")
+
+
+def _job(api, name: str) -> dict:
+    return api["jobs"].get_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", name)
+
+
+def _suspended(job: dict) -> bool:
+    return bool(((job.get("spec") or {}).get("runPolicy") or {}).get("suspend"))
+
+
+def _cluster_queue(api, name: str) -> dict:
+    return api["admin"].get_cluster_custom_object(*KUEUE, "clusterqueues", name)
+
+
+def test_a_queued_job_is_created_suspended_and_admitted_with_its_flavor(api, made):
+    name, created = _queued_job(api, made, "admit", "gpu-queue", workers=1)
+    assert _suspended(created)  # upstream's webhook: created suspended
+    wait_until(lambda: _reserved(api, name), 30, message="admission")
+    workload = _workload_of(api, name)
+    assert re.fullmatch(rf"mpijob-{name}-[0-9a-f]{{5}}", workload["metadata"]["name"])
+    assert workload["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == \
+        created["metadata"]["uid"]
+    [owner] = workload["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("MPIJob", name, True)
+    spec = workload["spec"]
+    assert spec["queueName"] == "gpu-queue" and spec["priority"] == 0
+    assert [(p["name"], p["count"]) for p in spec["podSets"]] == [("launcher", 1),
+                                                                  ("worker", 1)]
+    admission = workload["status"]["admission"]
+    assert admission["clusterQueue"] == "gpu-a100"
+    worker = next(p for p in admission["podSetAssignments"] if p["name"] == "worker")
+    assert worker["flavors"][GPU] == "a100" and worker["resourceUsage"][GPU] == "8"
+    assert _condition(workload, "QuotaReserved")["message"] == \
+        "Quota reserved in ClusterQueue gpu-a100"
+    assert _condition(workload, "Admitted")["reason"] == "Admitted"
+    # the job runs, its pods on the flavor's nodes
+    wait_until(lambda: not _suspended(_job(api, name)), 30, message="unsuspended")
+    workers = wait_until(lambda: [p for p in api["core"].list_namespaced_pod(
+        NS, label_selector=f"training.kubeflow.org/job-name={name}").items
+        if "-worker-" in p.metadata.name], 30, message="the Worker's pod")
+    # the Worker's pod set took the flavor (the Launcher asks for nothing Kueue counts)
+    assert [p.spec.node_selector for p in workers] == [
+        {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}]
+    events = api["core"].list_namespaced_event(
+        NS, field_selector=f"involvedObject.name={name}").items
+    assert {"CreatedWorkload", "Started"} <= {e.reason for e in events}
+
+
+def test_a_gang_that_does_not_fit_waits_with_kueues_message_then_runs(api, made):
+    big, _ = _queued_job(api, made, "big", "gpu-queue", workers=2, run_seconds=20)
+    wait_until(lambda: _reserved(api, big), 30, message="the first job's admission")
+    late, _ = _queued_job(api, made, "late", "gpu-queue", workers=1)
+    waiting = _waiting_with(api, late)
+    assert waiting["reason"] == "Pending"
+    assert waiting["message"] == ("couldn't assign flavors to pod set worker: insufficient "
+                                  "unused quota for nvidia.com/gpu in flavor a100, 8 more "
+                                  "needed")
+    assert _suspended(_job(api, late))
+    assert not api["core"].list_namespaced_pod(
+        NS, label_selector=f"training.kubeflow.org/job-name={late}").items
+    queue = _cluster_queue(api, "gpu-a100")["status"]
+    assert (queue["pendingWorkloads"], queue["admittedWorkloads"]) == (1, 1)
+    [a100] = queue["flavorsReservation"]
+    assert {r["name"]: r["total"] for r in a100["resources"]}[GPU] == "16"
+    # the first job finishes: its quota goes to the one waiting
+    wait_until(lambda: _condition(_workload_of(api, big), "Finished").get("status") == "True",
+               60, message="the first job to finish")
+    assert _condition(_workload_of(api, big), "Finished")["reason"] == "Succeeded"
+    wait_until(lambda: _reserved(api, late), 30, message="the waiting job's admission")
+    wait_until(lambda: not _suspended(_job(api, late)), 30, message="unsuspended")
+
+
+def test_the_higher_priority_goes_first_and_best_effort_lets_a_smaller_one_pass(api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    low, _ = _queued_job(api, made, "low", "gpu-queue", workers=1, priority="low")
+    high, _ = _queued_job(api, made, "high", "gpu-queue", workers=2, priority="high")
+    assert _waiting_with(api, high)["reason"] == "Pending"
+    assert _workload_of(api, high)["spec"]["priority"] == 1000
+    assert _workload_of(api, high)["spec"]["priorityClassName"] == "high"
+    # the holder goes: 16 GPUs free; high (16, created later) is admitted before low (8)
+    api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", holder)
+    wait_until(lambda: _reserved(api, high), 30, message="the high-priority job's admission")
+    assert not _reserved(api, low)
+    # a job that can never fit (24 GPUs of 16) does not block a smaller one (BestEffortFIFO)
+    api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", high)
+    huge, _ = _queued_job(api, made, "huge", "gpu-queue", workers=3)
+    assert "request > maximum capacity (24 > 16)" in _waiting_with(api, huge)["message"]
+    wait_until(lambda: _reserved(api, low), 30, message="the smaller job passing it")
+
+
+def test_strict_fifo_keeps_the_ones_behind_a_job_that_does_not_fit_waiting(api, made):
+    first, _ = _queued_job(api, made, "first", "strict-queue", workers=1)
+    wait_until(lambda: _reserved(api, first), 30, message="the first job's admission")
+    head, _ = _queued_job(api, made, "head", "strict-queue", workers=1)
+    _waiting_with(api, head)
+    behind, _ = _queued_job(api, made, "behind", "strict-queue", workers=0, gpus=0)
+    wait_until(lambda: _cluster_queue(api, "strict-a100")["status"]["pendingWorkloads"] == 2,
+               30, message="both counted pending")
+    assert not _reserved(api, behind)  # it would fit (no GPU), but the head blocks it
+    api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", first)
+    wait_until(lambda: _reserved(api, head) and _reserved(api, behind), 30,
+               message="the queue to move")
+
+
+def test_a_job_naming_a_queue_that_does_not_exist_waits_with_kueues_message(api, made):
+    name, _ = _queued_job(api, made, "lost", "no-such-queue", workers=1)
+    waiting = _waiting_with(api, name)
+    assert (waiting["reason"], waiting["message"]) == (
+        "Inadmissible", "LocalQueue no-such-queue doesn't exist")
+    assert _suspended(_job(api, name))
