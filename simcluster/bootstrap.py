@@ -99,6 +99,9 @@ def bootstrap_objects() -> list[Obj]:
         _cluster_role("kueue-batch-user-role", [
             {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues", "localqueues/status"],
              "verbs": READ},
+            # upstream's pending-workloads-lq-viewer-role, aggregated into it
+            {"apiGroups": ["visibility.kueue.x-k8s.io"],
+             "resources": ["localqueues/pendingworkloads"], "verbs": READ},
         ], aggregate_to=["view"]),
         _cluster_role("basic-user", [
             {"apiGroups": ["user.openshift.io", ""], "resources": ["users"],

@@ -87,6 +87,11 @@ def _q(resource: str, milli: int) -> str:
     return format_for(resource, Fraction(milli, 1000))
 
 
+def _negated(timestamp: str) -> tuple:
+    """Sorts RFC 3339 times newest first."""
+    return tuple(-ord(ch) for ch in timestamp)
+
+
 class KueueController(Controller):
     name = "kueue-controller-manager"
 
@@ -238,11 +243,21 @@ class KueueController(Controller):
             for w in waiting:
                 assignment, message = self._assign(cq, w, usage)
                 if assignment is None:
+                    if self._preempt_for(cq, w, usage, workloads):
+                        break  # its quota is released: the next pass admits it
                     self._pending(w, "Pending", message)
                     if strict:
                         break
                     continue
                 self._reserve(w, cq_name, assignment, usage)
+
+    def pending_in(self, cq_name: str) -> list[Obj]:
+        """The ClusterQueue's pending Workloads in its order (the visibility API's)."""
+        pending = [w for w in self.store.iter_raw(self.workloads)
+                   if not _true(w, "QuotaReserved") and not _true(w, "Finished")
+                   and (w.get("spec") or {}).get("active", True)
+                   and self._cluster_queue_of(w)[0] == cq_name]
+        return sorted(pending, key=lambda w: (*self.order(w), self._arrival(w)))
 
     @staticmethod
     def order(w: Obj) -> tuple:
@@ -284,7 +299,8 @@ class KueueController(Controller):
         per_pod = scheduling.pod_requests(pod)
         return {r: v * int(ps.get("count", 1)) for r, v in per_pod.items()}
 
-    def _assign(self, cq: Obj, w: Obj, usage: dict) -> tuple[list[Obj] | None, str]:
+    def _assign(self, cq: Obj, w: Obj, usage: dict,
+                borrow: bool = True) -> tuple[list[Obj] | None, str]:
         """One flavor per resource group for every pod set, or None and upstream's
         message of what is lacking."""
         cq_name = cq["metadata"]["name"]
@@ -302,7 +318,7 @@ class KueueController(Controller):
                 needed = {r: v for r, v in requests.items() if r in names}
                 if not needed:
                     continue
-                chosen, tried = self._flavor_for(cq_name, group, needed, usage, extra)
+                chosen, tried = self._flavor_for(cq_name, group, needed, usage, extra, borrow)
                 if chosen is None:
                     reasons += tried
                     continue
@@ -324,30 +340,158 @@ class KueueController(Controller):
         return assignments, ""
 
     def _flavor_for(self, cq_name: str, group: Obj, needed: dict[str, int], usage: dict,
-                    extra: dict) -> tuple[str | None, list[str]]:
+                    extra: dict, borrow: bool = True) -> tuple[str | None, list[str]]:
         reasons: list[str] = []
         for flavor in group.get("flavors") or []:
             name = flavor.get("name", "")
             if self.store.get_raw(self.flavors, "", name) is None:
                 reasons.append(f"flavor {name} not found")
                 continue
-            quotas = {q.get("name"): scheduling.milli(q.get("nominalQuota", 0))
-                      for q in flavor.get("resources") or []}
             fits = True
             for r, v in sorted(needed.items()):
-                nominal = quotas.get(r, 0)
-                used = usage.get((cq_name, name, r), 0) + extra.get((cq_name, name, r), 0)
-                if v > nominal:
+                most, available = self._room(cq_name, name, r, usage, extra, borrow)
+                if v > most:
                     reasons.append(f"insufficient quota for {r} in flavor {name}, request > "
-                                   f"maximum capacity ({_q(r, v)} > {_q(r, nominal)})")
+                                   f"maximum capacity ({_q(r, v)} > {_q(r, most)})")
                     fits = False
-                elif v > nominal - used:
+                elif v > available:
                     reasons.append(f"insufficient unused quota for {r} in flavor {name}, "
-                                   f"{_q(r, v - (nominal - used))} more needed")
+                                   f"{_q(r, v - max(available, 0))} more needed")
                     fits = False
             if fits:
                 return name, []
         return None, reasons
+
+    def _quota(self, cq_name: str, flavor: str, resource: str) -> tuple[int, int | None,
+                                                                        int | None]:
+        """(nominalQuota, borrowingLimit, lendingLimit) of a ClusterQueue's flavor and
+        resource, in milli-units (limits None when not set)."""
+        cq = self.store.get_raw(self.cqs, "", cq_name) or {}
+        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
+            for f in group.get("flavors") or []:
+                if f.get("name") != flavor:
+                    continue
+                for q in f.get("resources") or []:
+                    if q.get("name") == resource:
+                        limits = [scheduling.milli(q[k]) if q.get(k) is not None else None
+                                  for k in ("borrowingLimit", "lendingLimit")]
+                        return scheduling.milli(q.get("nominalQuota", 0)), *limits
+        return 0, None, None
+
+    def _cohort(self, cq_name: str) -> list[str]:
+        """The other ClusterQueues of its cohort."""
+        cq = self.store.get_raw(self.cqs, "", cq_name) or {}
+        cohort = (cq.get("spec") or {}).get("cohort")
+        if not cohort:
+            return []
+        return [o["metadata"]["name"] for o in self.store.iter_raw(self.cqs)
+                if (o.get("spec") or {}).get("cohort") == cohort
+                and o["metadata"]["name"] != cq_name]
+
+    def _room(self, cq_name: str, flavor: str, r: str, usage: dict, extra: dict,
+              borrow: bool = True) -> tuple[int, int]:
+        """(the most this ClusterQueue could ever hold, what it may take now) of a flavor's
+        resource: its nominal quota, plus what the others of its cohort lend (all their
+        unused nominal quota, or up to their lendingLimit), up to its borrowingLimit."""
+        nominal, borrowing, _lending = self._quota(cq_name, flavor, r)
+        used = usage.get((cq_name, flavor, r), 0) + extra.get((cq_name, flavor, r), 0)
+        pool, pool_used = nominal, used
+        for other in self._cohort(cq_name) if borrow else []:
+            o_nominal, _b, o_lending = self._quota(other, flavor, r)
+            lendable = o_nominal if o_lending is None else min(o_lending, o_nominal)
+            o_used = usage.get((other, flavor, r), 0)
+            pool += lendable
+            # what it uses beyond the part it keeps for itself comes out of the pool
+            pool_used += max(0, o_used - (o_nominal - lendable))
+        most = pool if borrowing is None else min(pool, nominal + borrowing)
+        available = most - pool_used if borrowing is None else min(
+            pool - pool_used, nominal + borrowing - used)
+        return most, available
+
+    # -- preemption within a ClusterQueue ------------------------------------------------------
+    def _preempt_for(self, cq: Obj, w: Obj, usage: dict, workloads: list[Obj]) -> bool:
+        """With `preemption.withinClusterQueue: LowerPriority`, evict the fewest admitted
+        workloads of lower priority whose quota lets `w` fit (lowest priority, then the
+        most recently admitted, first; then those not needed are put back, as upstream's
+        minimal set). Upstream preempts only within the nominal quota: with the others'
+        quota released, `w` must fit without borrowing. True: some were evicted."""
+        policy = ((cq.get("spec") or {}).get("preemption") or {}).get("withinClusterQueue")
+        if policy != "LowerPriority":
+            return False
+        cq_name = cq["metadata"]["name"]
+        priority = int((w.get("spec") or {}).get("priority") or 0)
+        candidates = [o for o in workloads if _true(o, "QuotaReserved")
+                      and not _true(o, "Finished")
+                      and ((o.get("status") or {}).get("admission") or {}).get(
+                          "clusterQueue") == cq_name
+                      and int((o.get("spec") or {}).get("priority") or 0) < priority]
+        candidates.sort(key=lambda o: (int((o.get("spec") or {}).get("priority") or 0),
+                                       _negated(_condition(o, "QuotaReserved").get(
+                                           "lastTransitionTime") or "")))
+        chosen: list[Obj] = []
+        for candidate in candidates:
+            chosen.append(candidate)
+            if self._fits_within_nominal(cq, w, usage, chosen):
+                break
+        else:
+            return False
+        for candidate in reversed(chosen[:-1]):  # keep only those it needs
+            rest = [c for c in chosen if c is not candidate]
+            if self._fits_within_nominal(cq, w, usage, rest):
+                chosen = rest
+        job_uid = (w["metadata"].get("labels") or {}).get(JOB_UID_LABEL) or "UNKNOWN"
+        message = (f"Preempted to accommodate a workload (UID: {w['metadata']['uid']}, "
+                   f"JobUID: {job_uid}) due to prioritization in the ClusterQueue")
+        for target in chosen:
+            self._evict(target, message)
+        return True
+
+    def _fits_within_nominal(self, cq: Obj, w: Obj, usage: dict, freed: list[Obj]) -> bool:
+        released = dict(usage)
+        for o in freed:
+            for key, amount in self._usage([o]).items():
+                released[key] = released.get(key, 0) - amount
+        # without borrowing: what it would hold after the eviction fits its nominal quota
+        assignment, _message = self._assign(cq, w, released, borrow=False)
+        return assignment is not None
+
+    def _evict(self, target: Obj, message: str) -> None:
+        def evict(obj: Obj) -> None:
+            self._set(obj, "Evicted", "True", "Preempted", message)
+            self._set(obj, "Preempted", "True", "InClusterQueue", message)
+            obj.setdefault("status", {}).pop("admission", None)
+            self._set(obj, "QuotaReserved", "False", "Pending", message)
+            self._set(obj, "Admitted", "False", "NoReservation",
+                      "The workload has no reservation")
+            self._set(obj, "Requeued", "True", "Preempted", message)
+        stored = self._mutate(target, evict)
+        if stored is None:
+            return
+        self.events.record(stored, "Normal", "Preempted", message, self.name)
+        uid = (stored["metadata"].get("labels") or {}).get(JOB_UID_LABEL, "")
+        found = self.store.by_uid(uid)
+        if found is not None:
+            self._stop(found[0], found[1], stored, message)
+
+    def _stop(self, rt, job: Obj, workload: Obj, message: str) -> None:
+        """Suspend the job again, its pod templates as the Workload's pod sets keep them
+        (the flavor's node selectors taken off)."""
+        kind = job.get("kind", "")
+        if kind not in JOBS:
+            return
+        originals = {ps["name"]: ps.get("template") or {}
+                     for ps in (workload.get("spec") or {}).get("podSets") or []}
+
+        def stop(j: Obj) -> None:
+            for replica_type, spec in ((j.get("spec") or {}).get(JOBS[kind][1]) or {}).items():
+                original = originals.get(replica_type.lower())
+                if original is not None:
+                    spec["template"] = copy.deepcopy(original)
+            j["spec"].setdefault("runPolicy", {})["suspend"] = True
+        meta = job["metadata"]
+        stored = self.store.mutate(rt, meta["namespace"], meta["name"], stop)
+        if stored is not None:
+            self.events.record(stored, "Normal", "Stopped", message, self.name)
 
     def _reserve(self, w: Obj, cq_name: str, assignment: list[Obj], usage: dict) -> None:
         for ps in assignment:
@@ -358,6 +502,11 @@ class KueueController(Controller):
         def reserve(obj: Obj) -> None:
             obj.setdefault("status", {})["admission"] = {"clusterQueue": cq_name,
                                                          "podSetAssignments": assignment}
+            for type_ in ("Evicted", "Preempted"):  # admitted again after a preemption
+                before = _condition(obj, type_)
+                if before is not None and before.get("status") == "True":
+                    self._set(obj, type_, "False", "QuotaReserved",
+                              f"Previously: {before.get('message', '')}")
             self._set(obj, "QuotaReserved", "True", "QuotaReserved",
                       f"Quota reserved in ClusterQueue {cq_name}")
             self._set(obj, "Admitted", "True", "Admitted", "The workload is admitted")
@@ -466,9 +615,11 @@ class KueueController(Controller):
                 resources = []
                 for q in flavor.get("resources") or []:
                     r = q.get("name", "")
-                    row = {"name": r, "total": _q(r, amount(flavor.get("name", ""), r))}
-                    if borrowed:
-                        row["borrowed"] = "0"
+                    total = amount(flavor.get("name", ""), r)
+                    row = {"name": r, "total": _q(r, total)}
+                    if borrowed:  # what it holds beyond its nominal quota
+                        over = total - scheduling.milli(q.get("nominalQuota", 0))
+                        row["borrowed"] = _q(r, max(0, over))
                     resources.append(row)
                 rows.append({"name": flavor.get("name", ""), "resources": resources})
         return rows

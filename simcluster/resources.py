@@ -160,6 +160,12 @@ OPTIONAL_RESOURCE_TYPES: dict[str, list[ResourceType]] = {
                      short_names=("wl",), subresources=("status",), custom=True),
         ResourceType("kueue.x-k8s.io", "v1beta1", "workloadpriorityclasses",
                      "WorkloadPriorityClass", namespaced=False, custom=True),
+        # the visibility API's pending workloads (simcluster/kueue_visibility.py)
+        ResourceType("visibility.kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue",
+                     namespaced=False, verbs=("get",), subresources=("pendingworkloads",),
+                     virtual=True),
+        ResourceType("visibility.kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue",
+                     verbs=("get",), subresources=("pendingworkloads",), virtual=True),
     ],
     "trainer": [
         ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob",

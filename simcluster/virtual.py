@@ -255,7 +255,11 @@ class UserOAuthAccessTokens(VirtualResource):
 
 
 def virtual_handlers(cluster: Cluster) -> dict[str, VirtualResource]:
+    from .kueue_visibility import PendingWorkloads
+
     return {
+        "visibility.kueue.x-k8s.io/clusterqueues": PendingWorkloads(cluster),
+        "visibility.kueue.x-k8s.io/localqueues": PendingWorkloads(cluster),
         "authorization.k8s.io/selfsubjectaccessreviews": SelfSubjectAccessReviews(cluster),
         "authorization.k8s.io/subjectaccessreviews": SubjectAccessReviews(cluster),
         "authorization.k8s.io/selfsubjectrulesreviews": SelfSubjectRulesReviews(cluster),

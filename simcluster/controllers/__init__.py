@@ -28,7 +28,8 @@ def all_controllers(cluster: Cluster) -> list[Controller]:
     if serves_kueue(cluster):
         from ..kueue import KueueController
 
-        controllers.append(KueueController(cluster))
+        cluster.kueue = KueueController(cluster)  # the visibility API asks it its order
+        controllers.append(cluster.kueue)
     return controllers
 
 

@@ -205,3 +205,96 @@ def test_a_job_naming_a_queue_that_does_not_exist_waits_with_kueues_message(api,
     assert (waiting["reason"], waiting["message"]) == (
         "Inadmissible", "LocalQueue no-such-queue doesn't exist")
     assert _suspended(_job(api, name))
+
+
+# -- a cohort: borrowing and lending ----------------------------------------------------------
+def _usage(api, cq: str) -> dict[str, tuple[str, str]]:
+    [a100] = _cluster_queue(api, cq)["status"]["flavorsUsage"]
+    return {r["name"]: (r["total"], r["borrowed"]) for r in a100["resources"]}
+
+
+def test_a_queue_borrows_what_its_cohort_lends_and_no_more(api, made):
+    # pool-a has 8 GPUs; pool-b lends at most 4 of its 8
+    wide, _ = _queued_job(api, made, "wide", "a-queue", workers=3, gpus=4)  # 12 GPUs
+    wait_until(lambda: _reserved(api, wide), 30, message="admitted by borrowing")
+    wait_until(lambda: _usage(api, "pool-a").get(GPU) == ("12", "4"), 30,
+               message=lambda: f"pool-a's usage: {_usage(api, 'pool-a')}")
+    # pool-b keeps 4 for itself: 8 more do not fit now
+    own, _ = _queued_job(api, made, "own", "b-queue", workers=1)
+    assert _waiting_with(api, own)["message"] == (
+        "couldn't assign flavors to pod set worker: insufficient unused quota for "
+        "nvidia.com/gpu in flavor a100, 4 more needed")
+    # more than nominal plus all the cohort may lend can never fit
+    vast, _ = _queued_job(api, made, "vast", "a-queue", workers=2)  # 16 GPUs
+    assert "request > maximum capacity (16 > 12)" in _waiting_with(api, vast)["message"]
+    api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", wide)
+    wait_until(lambda: _reserved(api, own), 30, message="pool-b's own job, once returned")
+
+
+# -- preemption within a ClusterQueue --------------------------------------------------------
+def test_a_higher_priority_job_preempts_a_lower_one_which_comes_back_after(api, made):
+    low, _ = _queued_job(api, made, "low", "urgent-queue", workers=1, priority="low")
+    wait_until(lambda: not _suspended(_job(api, low)), 30, message="the low job running")
+    high, _ = _queued_job(api, made, "high", "urgent-queue", workers=1, priority="high")
+    wait_until(lambda: _reserved(api, high), 30, message="the high job admitted")
+    evicted = _condition(_workload_of(api, low), "Evicted")
+    assert (evicted["status"], evicted["reason"]) == ("True", "Preempted")
+    high_uid = _workload_of(api, high)["metadata"]["uid"]
+    assert re.fullmatch(rf"Preempted to accommodate a workload \(UID: {high_uid}, JobUID: "
+                        rf"[0-9a-f-]+\) due to prioritization in the ClusterQueue",
+                        evicted["message"])
+    assert _condition(_workload_of(api, low), "Preempted")["reason"] == "InClusterQueue"
+    assert _condition(_workload_of(api, low), "QuotaReserved")["reason"] == "Pending"
+    low_job = _job(api, low)
+    assert _suspended(low_job)  # stopped, its pod templates as before admission
+    worker = low_job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert "nodeSelector" not in worker
+    api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", high)
+    wait_until(lambda: _reserved(api, low), 30, message="the low job admitted again")
+    back = _condition(_workload_of(api, low), "Evicted")
+    assert (back["status"], back["reason"]) == ("False", "QuotaReserved")
+    assert back["message"].startswith("Previously: Preempted to accommodate a workload")
+
+
+# -- the visibility API ------------------------------------------------------------------------
+def _pending(cluster, user: str, path: str) -> tuple[int, dict]:
+    """GET a visibility API path as `user` (as `kubectl get --raw` would)."""
+    import requests
+
+    answer = requests.get(f"{cluster.api_url}/apis/visibility.kueue.x-k8s.io/v1beta1/{path}",
+                          headers={"Authorization": f"Bearer {cluster.token(user)}"},
+                          verify=str(cluster.ca_file), timeout=10)
+    return answer.status_code, answer.json()
+
+
+def test_the_visibility_api_says_each_pending_workloads_position(api, made, cluster):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    plain, _ = _queued_job(api, made, "plain", "gpu-queue", workers=1)
+    low, _ = _queued_job(api, made, "low", "gpu-queue", workers=1, priority="low")
+    high, _ = _queued_job(api, made, "high", "gpu-queue", workers=1, priority="high")
+    for name in (plain, low, high):
+        _waiting_with(api, name)
+    status, summary = _pending(cluster, "admin",
+                               "clusterqueues/gpu-a100/pendingworkloads")
+    assert status == 200 and summary["kind"] == "PendingWorkloadsSummary"
+    items = summary["items"]
+    owners = [i["metadata"]["ownerReferences"][0]["name"] for i in items]
+    assert owners == [high, low, plain]  # priority first, then arrival
+    assert [(i["priority"], i["positionInClusterQueue"], i["positionInLocalQueue"],
+             i["localQueueName"]) for i in items] == [
+        (1000, 0, 0, "gpu-queue"), (10, 1, 1, "gpu-queue"), (0, 2, 2, "gpu-queue")]
+    assert items[0]["metadata"]["name"] == _workload_of(api, high)["metadata"]["name"]
+    status, page = _pending(cluster, "admin",
+                            "clusterqueues/gpu-a100/pendingworkloads?offset=1&limit=1")
+    assert [i["positionInClusterQueue"] for i in page["items"]] == [1]
+    # alice may ask her LocalQueue, not the ClusterQueue
+    status, mine = _pending(cluster, "alice",
+                            f"namespaces/{NS}/localqueues/gpu-queue/pendingworkloads")
+    assert status == 200
+    assert [i["positionInLocalQueue"] for i in mine["items"]] == [0, 1, 2]
+    status, refused = _pending(cluster, "alice", "clusterqueues/gpu-a100/pendingworkloads")
+    assert status == 403 and refused["reason"] == "Forbidden"
+    status, _ = _pending(cluster, "alice",
+                         f"namespaces/{NS}/localqueues/no-such/pendingworkloads")
+    assert status == 404
