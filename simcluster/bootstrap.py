@@ -99,6 +99,9 @@ def bootstrap_objects() -> list[Obj]:
         _cluster_role("kueue-batch-user-role", [
             {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues", "localqueues/status"],
              "verbs": READ},
+            # upstream's workload-viewer-role (label rbac.kueue.x-k8s.io/batch-user)
+            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "workloads/status"],
+             "verbs": READ},
             # upstream's pending-workloads-lq-viewer-role, aggregated into it
             {"apiGroups": ["visibility.kueue.x-k8s.io"],
              "resources": ["localqueues/pendingworkloads"], "verbs": READ},

@@ -550,6 +550,41 @@ class ClusterClient:
         """The ResourceQuotas of every namespace."""
         return self._items(self.core.list_resource_quota_for_all_namespaces)
 
+    # -- Kueue: a queued job's Workload and where it stands (odh/training/queueing.py) -------
+    def get_workload(self, namespace: str, name: str) -> Obj:
+        return self._call(self.custom.get_namespaced_custom_object, "kueue.x-k8s.io",
+                          "v1beta1", namespace, "workloads", name, namespace=namespace)
+
+    def get_local_queue(self, namespace: str, name: str) -> Obj:
+        return self._call(self.custom.get_namespaced_custom_object, "kueue.x-k8s.io",
+                          "v1beta1", namespace, "localqueues", name, namespace=namespace)
+
+    def get_cluster_queue(self, name: str) -> Obj:
+        return self._call(self.custom.get_cluster_custom_object, "kueue.x-k8s.io",
+                          "v1beta1", "clusterqueues", name)
+
+    def pending_workloads(self, cluster_queue: str = "", namespace: str = "",
+                          local_queue: str = "", limit: int = 1000) -> list[Obj]:
+        """Kueue's visibility API: the pending Workloads of a ClusterQueue, or of a
+        LocalQueue (`namespace`, `local_queue`), in queue order with their positions."""
+        if local_queue:
+            path = ("/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/{namespace}/"
+                    "localqueues/{name}/pendingworkloads")
+            params = {"namespace": namespace, "name": local_queue}
+        else:
+            path = ("/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/{name}/"
+                    "pendingworkloads")
+            params = {"name": cluster_queue}
+
+        def fetch(_request_timeout: Any = None, _preload_content: bool = False) -> Any:
+            request = self.api_client.param_serialize(
+                method="GET", resource_path=path, path_params=params,
+                query_params=[("limit", str(limit))],
+                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+            return self.api_client._call_with_legacy_options(
+                request, {"200": "object"}, None, False, _request_timeout, True)
+        return self._items(fetch, namespace=namespace)
+
     def list_cluster_queues(self) -> list[Obj] | None:
         """Kueue ClusterQueues; None when the cluster has no Kueue."""
         try:

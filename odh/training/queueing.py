@@ -1,0 +1,279 @@
+"""Where a job queued by Kueue stands: its Workload, its queue, its position among the
+pending ones, what it needs against what is free, and why it waits, read with the
+person's own token (framework-free; the job page, its list row, `describe` and the SDK's
+status use it).
+
+    standing = read_standing(client, MPIJOB, job, may_see=lambda ns: ns == "team-nlp")
+    standing.sentence()
+    # "Queued in team-nlp-queue: position 2 of 5 (ClusterQueue gpu-a100), needs 16 GPUs,
+    #  8 free now"
+
+The Workload is found by name, as Kueue names it (`<kind>-<name>-<5 hex>`: see
+simcluster/README.md, "Kueue"). The position comes from Kueue's visibility API: the
+ClusterQueue's pending workloads where the person may read them, else their LocalQueue's
+(the position then counts that queue only, and says so). What is free is the
+ClusterQueue's nominal quota less what it holds, when the person may read the
+ClusterQueue; else it is left out and the reason given. Jobs ahead are named when the
+person may see their project (`may_see`), counted otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from odh.training import errors
+from odh.training.allocation import pod_requests
+from odh.training.i18n import _
+from odh.training.kinds import QUEUE_LABEL, JobKind
+from odh.training.paths import as_dict, as_list, get_path
+from odh.training.quantity import GPU_RESOURCE, format_resources
+from odh.training.totals import ZERO, amount, number
+
+Obj = dict[str, Any]
+
+QUEUED, ADMITTED, INADMISSIBLE, PREEMPTED, FINISHED, UNKNOWN = (
+    "queued", "admitted", "inadmissible", "preempted", "finished", "unknown")
+
+
+def workload_name(kind: JobKind, job: Obj) -> str:
+    """The Workload Kueue makes for the job (jobframework's GetWorkloadNameForOwnerWithGVK)."""
+    meta = as_dict(job.get("metadata"))
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    digest = hashlib.sha1(f"{kind.kind}\n{kind.group}\n{name}\n{uid}".encode(),
+                          usedforsecurity=False).hexdigest()[:5]
+    return f"{kind.kind.lower()}-{name}"[:253 - 6] + "-" + digest
+
+
+@dataclass
+class JobAhead:
+    namespace: str
+    name: str  # the job's name (its Workload's owner), "" when not visible
+    priority: int
+
+
+@dataclass
+class QueueStanding:
+    queue: str  # the LocalQueue the job names
+    state: str  # QUEUED, ADMITTED, INADMISSIBLE, PREEMPTED, FINISHED or UNKNOWN
+    cluster_queue: str = ""
+    position: int | None = None  # from 1
+    of: int | None = None  # pending workloads counted in the same scope
+    in_cluster_queue: bool = True  # False: the position counts the LocalQueue only
+    priority: int = 0
+    needs: dict[str, Decimal] = field(default_factory=dict)
+    free: dict[str, Decimal] | None = None  # None: the ClusterQueue cannot be read
+    ahead: list[JobAhead] = field(default_factory=list)  # the visible ones
+    ahead_hidden: int = 0  # jobs ahead in projects the person may not see
+    message: str = ""  # Kueue's own words (why it waits, or was preempted)
+    since: str = ""  # when that happened (RFC 3339)
+    queues_there: list[str] = field(default_factory=list)  # a queue that does not exist
+    unknown: list[str] = field(default_factory=list)  # what could not be read, and why
+
+    @property
+    def waiting(self) -> bool:
+        return self.state in (QUEUED, INADMISSIBLE, PREEMPTED)
+
+    def sentence(self) -> str:
+        """One line for the job page, its row, `describe` and the SDK."""
+        if self.state == INADMISSIBLE:
+            if self.queues_there:
+                return _("Waiting: the queue %(queue)s does not exist in this project. "
+                         "Queues there: %(queues)s.") % {
+                    "queue": self.queue, "queues": ", ".join(self.queues_there)}
+            return _("Waiting: Kueue cannot admit it: %(message)s") % {"message": self.message}
+        if self.state == ADMITTED:
+            return _("Admitted by the ClusterQueue %(cq)s (queue %(queue)s).") % {
+                "cq": self.cluster_queue, "queue": self.queue}
+        if self.state == UNKNOWN:
+            return _("Queued in %(queue)s; where it stands is unknown: %(why)s") % {
+                "queue": self.queue, "why": "; ".join(self.unknown)}
+        if self.state == FINISHED:
+            return _("Finished; its quota in %(queue)s is released.") % {"queue": self.queue}
+        parts = [self._where()]
+        needs = self._needs_text()
+        if needs:
+            parts.append(needs)
+        text = ", ".join(parts)
+        if self.state == PREEMPTED:
+            text = _("Preempted by a job of higher priority; %(where)s") % {"where": text}
+        return text
+
+    def _where(self) -> str:
+        values = {"queue": self.queue, "position": self.position, "of": self.of,
+                  "cq": self.cluster_queue}
+        if self.position is None:
+            return _("Queued in %(queue)s") % values
+        if self.in_cluster_queue:
+            return _("Queued in %(queue)s: position %(position)d of %(of)d "
+                     "(ClusterQueue %(cq)s)") % values
+        return _("Queued in %(queue)s: position %(position)d of %(of)d in this queue "
+                 "(ClusterQueue %(cq)s)") % values
+
+    def _needs_text(self) -> str:
+        if not self.needs:
+            return ""
+        if self.needs.get(GPU_RESOURCE):
+            needs = format_resources(None, None, self.needs[GPU_RESOURCE])
+            if self.free is None:
+                return _("needs %(needs)s") % {"needs": needs}
+            free = self.free.get(GPU_RESOURCE, ZERO)
+            return _("needs %(needs)s, %(free)s free now") % {"needs": needs,
+                                                                "free": number(GPU_RESOURCE, free)}
+        needs = format_resources(self.needs.get("cpu"), self.needs.get("memory"), None)
+        if self.free is None:
+            return _("needs %(needs)s") % {"needs": needs}
+        free = format_resources(self.free.get("cpu", ZERO), self.free.get("memory", ZERO),
+                                None)
+        return _("needs %(needs)s; free now: %(free)s") % {"needs": needs, "free": free}
+
+    def ahead_text(self) -> str:
+        """"Ahead of it: bert-ft, gpt2-sft and 2 jobs in other projects"."""
+        names = [a.name for a in self.ahead]
+        if not names and not self.ahead_hidden:
+            return ""
+        if self.ahead_hidden:
+            names.append(_("%(count)d in projects you cannot see") % {
+                "count": self.ahead_hidden})
+        return _("Ahead of it: %(jobs)s") % {"jobs": ", ".join(names)}
+
+
+def _condition(obj: Obj, type_: str) -> Obj:
+    for c in as_list(get_path(obj, ["status", "conditions"])):
+        if as_dict(c).get("type") == type_:
+            return as_dict(c)
+    return {}
+
+
+def workload_needs(workload: Obj) -> dict[str, Decimal]:
+    """What all its pods ask for: Kueue's `status.resourceRequests` while it waits, else
+    its pod sets' templates times their counts."""
+    totals: dict[str, Decimal] = {}
+    requested = as_list(get_path(workload, ["status", "resourceRequests"]))
+    if requested:
+        for entry in requested:
+            for name, value in as_dict(as_dict(entry).get("resources")).items():
+                totals[name] = totals.get(name, ZERO) + amount(value)
+        return totals
+    for ps in as_list(get_path(workload, ["spec", "podSets"])):
+        ps = as_dict(ps)
+        count = int(ps.get("count") or 1)
+        per_pod = pod_requests({"spec": get_path(ps, ["template", "spec"], {})})
+        for name, value in per_pod.items():
+            totals[name] = totals.get(name, ZERO) + value * count
+    return totals
+
+
+def free_quota(cluster_queue: Obj) -> dict[str, Decimal]:
+    """Per resource, the ClusterQueue's nominal quota less what it holds, over its flavors."""
+    nominal: dict[str, Decimal] = {}
+    for group in as_list(get_path(cluster_queue, ["spec", "resourceGroups"])):
+        for flavor in as_list(as_dict(group).get("flavors")):
+            for q in as_list(as_dict(flavor).get("resources")):
+                q = as_dict(q)
+                name = str(q.get("name") or "")
+                nominal[name] = nominal.get(name, ZERO) + amount(q.get("nominalQuota") or 0)
+    used: dict[str, Decimal] = {}
+    for flavor in as_list(get_path(cluster_queue, ["status", "flavorsReservation"])):
+        for r in as_list(as_dict(flavor).get("resources")):
+            r = as_dict(r)
+            name = str(r.get("name") or "")
+            used[name] = used.get(name, ZERO) + amount(r.get("total") or 0)
+    return {name: max(ZERO, value - used.get(name, ZERO)) for name, value in nominal.items()}
+
+
+def read_standing(client: Any, kind: JobKind, job: Obj,
+                  may_see: Callable[[str], bool] | None = None) -> QueueStanding | None:
+    """Where the job stands in Kueue's queues (None: it names no queue)."""
+    queue = str(get_path(job, ["metadata", "labels", QUEUE_LABEL], "") or "")
+    if not queue:
+        return None
+    namespace = str(get_path(job, ["metadata", "namespace"], "") or "")
+    may_see = may_see or (lambda ns: ns == namespace)
+    try:
+        workload = client.get_workload(namespace, workload_name(kind, job))
+    except errors.NotFound:
+        return QueueStanding(queue, UNKNOWN, unknown=[
+            _("Kueue has not taken the job yet (is Kueue installed?)")])
+    except errors.Forbidden:
+        return QueueStanding(queue, UNKNOWN, unknown=[
+            _("you may not read Kueue's workloads in this project")])
+    standing = QueueStanding(queue, QUEUED, priority=int(
+        get_path(workload, ["spec", "priority"], 0) or 0), needs=workload_needs(workload))
+    if _condition(workload, "Finished").get("status") == "True":
+        standing.state = FINISHED
+        return standing
+    reserved = _condition(workload, "QuotaReserved")
+    if reserved.get("status") == "True":
+        standing.state = ADMITTED
+        standing.cluster_queue = str(get_path(workload, ["status", "admission",
+                                                         "clusterQueue"], "") or "")
+        return standing
+    standing.message = str(reserved.get("message") or "")
+    standing.since = str(reserved.get("lastTransitionTime") or "")
+    if reserved.get("reason") == "Inadmissible":
+        standing.state = INADMISSIBLE
+        if standing.message.startswith("LocalQueue "):
+            try:
+                standing.queues_there = sorted(
+                    str(get_path(q, ["metadata", "name"], "")) for q in
+                    client.list_local_queues(namespace)) or [_("none")]
+            except errors.ClusterError:
+                pass
+        return standing
+    preempted = _condition(workload, "Preempted")
+    if preempted.get("status") == "True":
+        standing.state = PREEMPTED
+        standing.message = str(preempted.get("message") or standing.message)
+        standing.since = str(preempted.get("lastTransitionTime") or standing.since)
+    _place(client, standing, workload, namespace, may_see)
+    return standing
+
+
+def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
+           may_see: Callable[[str], bool]) -> None:
+    """The queue's ClusterQueue, the position, those ahead and what is free."""
+    try:
+        local = client.get_local_queue(namespace, standing.queue)
+        standing.cluster_queue = str(get_path(local, ["spec", "clusterQueue"], "") or "")
+    except errors.ClusterError:
+        standing.unknown.append(_("the queue %(queue)s could not be read") % {
+            "queue": standing.queue})
+        return
+    name = str(get_path(workload, ["metadata", "name"], ""))
+    items: list[Obj] = []
+    try:
+        items = client.pending_workloads(cluster_queue=standing.cluster_queue)
+    except errors.Forbidden:
+        standing.in_cluster_queue = False
+        standing.unknown.append(_("you may not see the ClusterQueue's whole queue: the "
+                                  "position counts your queue only"))
+        try:
+            items = client.pending_workloads(namespace=namespace, local_queue=standing.queue)
+        except errors.ClusterError:
+            standing.unknown.append(_("the position is unknown: the queue's pending list "
+                                      "could not be read"))
+    except errors.ClusterError:
+        standing.unknown.append(_("the position is unknown: the queue's pending list "
+                                  "could not be read"))
+    for index, item in enumerate(items):
+        meta = as_dict(item.get("metadata"))
+        if meta.get("name") == name and meta.get("namespace") == namespace:
+            standing.position, standing.of = index + 1, len(items)
+            break
+        owner = as_dict((as_list(meta.get("ownerReferences")) or [{}])[0])
+        ns = str(meta.get("namespace") or "")
+        if may_see(ns):
+            standing.ahead.append(JobAhead(ns, str(owner.get("name") or meta.get("name")),
+                                           int(item.get("priority") or 0)))
+        else:
+            standing.ahead_hidden += 1
+    try:
+        standing.free = free_quota(client.get_cluster_queue(standing.cluster_queue))
+    except errors.ClusterError:
+        standing.free = None
+        standing.unknown.append(_("what is free is unknown: you may not read the "
+                                  "ClusterQueue %(cq)s") % {"cq": standing.cluster_queue})

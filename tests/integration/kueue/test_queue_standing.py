@@ -1,0 +1,83 @@
+"""Where a queued job stands (odh/training/queueing.py), read from simcluster's Kueue with
+the person's own token: an administrator sees the whole ClusterQueue and what is free; a
+data scientist their LocalQueue's order, and is told what they may not see."""
+
+from __future__ import annotations
+
+from odh.training.client import ClusterClient
+from odh.training.kinds import MPIJOB
+from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED, read_standing
+from tests.integration.kueue.test_simcluster_kueue import (  # noqa: F401 - fixtures
+    NS,
+    _job,
+    _queued_job,
+    _reserved,
+    _waiting_with,
+    api,
+    cluster,
+    made,
+)
+from tests.waiting import wait_until
+
+
+def _standing(cluster, user: str, api, name: str):
+    with ClusterClient(cluster.api_client(user)) as client:
+        return read_standing(client, MPIJOB, _job(api, name))
+
+
+def test_an_administrator_sees_the_position_in_the_cluster_queue_and_what_is_free(
+        cluster, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=1)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    assert _standing(cluster, "admin", api, holder).state == ADMITTED
+    first, _ = _queued_job(api, made, "first", "gpu-queue", workers=2)  # 16: waits
+    second, _ = _queued_job(api, made, "second", "gpu-queue", workers=2)
+    _waiting_with(api, second)
+    standing = _standing(cluster, "admin", api, second)
+    assert standing.state == QUEUED
+    assert (standing.position, standing.of, standing.cluster_queue) == (2, 2, "gpu-a100")
+    assert [a.name for a in standing.ahead] == [first] and standing.ahead_hidden == 0
+    assert standing.sentence() == ("Queued in gpu-queue: position 2 of 2 (ClusterQueue "
+                                   "gpu-a100), needs 16 GPUs, 8 free now")
+    assert standing.ahead_text() == f"Ahead of it: {first}"
+    assert "insufficient unused quota for nvidia.com/gpu" in standing.message
+    assert standing.unknown == []
+
+
+def test_a_data_scientist_sees_their_queues_order_and_is_told_what_they_may_not_see(
+        cluster, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    waiting, _ = _queued_job(api, made, "waiting", "gpu-queue", workers=1)
+    _waiting_with(api, waiting)
+    standing = _standing(cluster, "alice", api, waiting)
+    assert (standing.position, standing.of, standing.in_cluster_queue) == (1, 1, False)
+    assert standing.free is None
+    assert standing.sentence() == ("Queued in gpu-queue: position 1 of 1 in this queue "
+                                   "(ClusterQueue gpu-a100), needs 8 GPUs")
+    assert any("you may not see the ClusterQueue's whole queue" in u
+               for u in standing.unknown)
+    assert any("you may not read the ClusterQueue gpu-a100" in u for u in standing.unknown)
+
+
+def test_a_queue_that_does_not_exist_is_named_with_those_that_do(cluster, api, made):
+    lost, _ = _queued_job(api, made, "lost", "nlp-queue", workers=1)
+    _waiting_with(api, lost)
+    standing = _standing(cluster, "alice", api, lost)
+    assert standing.state == INADMISSIBLE
+    assert standing.sentence() == (
+        "Waiting: the queue nlp-queue does not exist in this project. Queues there: "
+        "a-queue, b-queue, gpu-queue, strict-queue, urgent-queue.")
+
+
+def test_a_preempted_job_says_so(cluster, api, made):
+    low, _ = _queued_job(api, made, "low", "urgent-queue", workers=1, priority="low")
+    wait_until(lambda: _reserved(api, low), 30, message="the low job admitted")
+    high, _ = _queued_job(api, made, "high", "urgent-queue", workers=1, priority="high")
+    wait_until(lambda: _reserved(api, high), 30, message="the high job admitted")
+    standing = _standing(cluster, "admin", api, low)
+    assert standing.state == PREEMPTED
+    assert standing.sentence().startswith("Preempted by a job of higher priority; Queued in "
+                                          "urgent-queue: position 1 of 1")
+    assert standing.message.startswith("Preempted to accommodate a workload")
+    assert standing.since
