@@ -7,16 +7,7 @@ from __future__ import annotations
 from odh.training.client import ClusterClient
 from odh.training.kinds import MPIJOB
 from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED, read_standing
-from tests.integration.kueue.test_simcluster_kueue import (  # noqa: F401 - fixtures
-    NS,
-    _job,
-    _queued_job,
-    _reserved,
-    _waiting_with,
-    api,
-    cluster,
-    made,
-)
+from tests.integration.kueue.support import _job, _queued_job, _reserved, _waiting_with
 from tests.waiting import wait_until
 
 
