@@ -44,7 +44,7 @@ from odh.training.importing import (
 )
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.jobwatch import job_changes, wait_until_gone
-from odh.training.kinds import MPIJOB
+from odh.training.kinds import MPIJOB, PRIORITY_LABEL
 from odh.training.logfollow import follow_pod_lines, pod_for
 from odh.training.preflight import Preflight, preflight
 from odh.training.sdk import InvalidSpec, TrainingClient
@@ -174,7 +174,8 @@ class MPIJob:
                  volumes: Sequence[PVCVolume | Mapping[str, Any]] | None = None,
                  mpi_implementation: str = "OpenMPI", clean_pod_policy: str = "Running",
                  ttl_seconds_after_finished: int | None = 3600, *,
-                 backoff_limit: int | None = None, queue: str = "", priority_class: str = "",
+                 backoff_limit: int | None = None, queue: str = "", priority: str = "",
+                 priority_class: str = "",
                  node_selector: Mapping[str, str] | None = None,
                  labels: Mapping[str, str] | None = None,
                  annotations: Mapping[str, str] | None = None,
@@ -198,7 +199,8 @@ class MPIJob:
             clean_pod_policy=clean_pod_policy,
             ttl_seconds_after_finished=ttl_seconds_after_finished,
             backoff_limit=backoff_limit,
-            labels=dict(labels or {}), annotations=dict(annotations or {}))
+            labels={**(labels or {}), **({PRIORITY_LABEL: priority} if priority else {})},
+            annotations=dict(annotations or {}))
         self._init(spec, client, kubeconfig, context)
 
     def _init(self, spec: MPIJobSpec, client: TrainingClient | None, kubeconfig: str | None,

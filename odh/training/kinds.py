@@ -8,6 +8,7 @@ from dataclasses import dataclass
 CREATED_BY_ANNOTATION = "opendatahub.io/username"
 # The Kueue LocalQueue a job is submitted to.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a Kueue WorkloadPriorityClass
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from odh.training.durations import parse_timestamp
-from odh.training.kinds import CREATED_BY_ANNOTATION, MPIJOB, TRAINJOB, JobKind, kind_for_object
+from odh.training.kinds import (
+    CREATED_BY_ANNOTATION,
+    MPIJOB,
+    QUEUE_LABEL,
+    TRAINJOB,
+    JobKind,
+    kind_for_object,
+)
 from odh.training.lifecycle import lifecycle_step
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.pods import (
@@ -204,6 +211,7 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         gpus=sum(count * gpus for _, count, gpus in expected),
         created_by=str(as_dict(meta.get("annotations")).get(CREATED_BY_ANNOTATION, "")),
         conditions=conditions, observed_at=now or datetime.now(UTC),
+        queue=str(as_dict(meta.get("labels")).get(QUEUE_LABEL, "")),
     )
     step, reason, message = lifecycle_step(summary, decisive, events)
     summary.lifecycle_step = step

@@ -62,6 +62,7 @@ class JobSummary:
     created_by: str
     conditions: list[Condition]
     observed_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    queue: str = ""  # the Kueue LocalQueue it names (label kueue.x-k8s.io/queue-name)
 
     @property
     def replicas(self) -> list[ReplicaState]:

@@ -144,7 +144,8 @@ def _list(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     # no type named: every kind, as the dashboard's list shows them
     summaries = [s for s in client.list_jobs(None if everywhere else namespace)
                  if (s.kind.slug == args.kind or not args.kind_given)
-                 and (not args.status or s.status == args.status)]
+                 and (not args.status or s.status == args.status)
+                 and (not getattr(args, "queue", "") or s.queue == args.queue)]
     print_list(summaries, out, now_utc(), fmt=args.output, all_namespaces=everywhere)
     return OK
 
@@ -171,13 +172,18 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 
 
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
+    from odh.training.queueing import read_standing
+
     detail, found = _diagnosed(client, args, namespace)
     now = now_utc()
+    # where it stands in Kueue's queue, if it names one (what the person may read of it)
+    standing = read_standing(client.cluster, KINDS[args.kind], detail.job) \
+        if not detail.summary.is_finished else None
     if args.output:
-        dump(describe_record(detail.job, detail.summary, detail.events, found, now),
-             args.output, out)
+        dump(describe_record(detail.job, detail.summary, detail.events, found, now,
+                             standing), args.output, out)
     else:
-        print_describe(detail.job, detail.summary, detail.events, found, out, now)
+        print_describe(detail.job, detail.summary, detail.events, found, out, now, standing)
     out.flush()
     return detail.summary
 

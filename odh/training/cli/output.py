@@ -128,8 +128,9 @@ def _allocation(job: dict, s: JobSummary) -> list[tuple[str, str]]:
 def _labelled(lines: Iterable[tuple[str, str]], out: TextIO, indent: str = "") -> None:
     lines = list(lines)
     width = max(len(label) for label, _value in lines) + 1
-    for label, value in lines:
-        out.write(f"{indent}{label + ':':>{width}} {value}\n")
+    for label, value in lines:  # a line without a label goes on the one before
+        head = f"{label + ':':>{width}}" if label else " " * width
+        out.write(f"{indent}{head} {value}\n")
 
 
 def _workers_text(s: JobSummary) -> str:
@@ -139,8 +140,9 @@ def _workers_text(s: JobSummary) -> str:
 
 
 def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
-                    now: datetime) -> dict[str, Any]:
-    """`describe -o json|yaml`: the job's record, its pods, resources, events, diagnosis."""
+                    now: datetime, standing: Any = None) -> dict[str, Any]:
+    """`describe -o json|yaml`: the job's record, its pods, resources, events, diagnosis,
+    and where it stands in Kueue's queue (`queue`: null when it names none)."""
     record = job_record(s, now)
     record["pods"] = [{"name": r.name, "role": r.role, "index": r.index, "status": r.status,
                        "reason": r.reason, "message": r.message, "node": r.node,
@@ -154,6 +156,15 @@ def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any
         "headline": diagnosis.headline, "culprit": str(diagnosis.culprit),
         "text": diagnosis.text(),
         "suggestions": [x.text for x in diagnosis.suggestions]}
+    record["queue"] = None if standing is None else {
+        "localQueue": standing.queue, "clusterQueue": standing.cluster_queue,
+        "state": standing.state, "position": standing.position, "of": standing.of,
+        "positionIn": "ClusterQueue" if standing.in_cluster_queue else "LocalQueue",
+        "priority": standing.priority, "text": standing.sentence(),
+        "ahead": [{"namespace": a.namespace, "name": a.name, "priority": a.priority}
+                  for a in standing.ahead],
+        "aheadElsewhere": standing.ahead_hidden, "message": standing.message,
+        "unknown": list(standing.unknown)}
     return record
 
 
@@ -163,7 +174,7 @@ def _in_time_order(events: list[dict]) -> list[dict]:
 
 
 def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
-                   out: TextIO, now: datetime) -> None:
+                   out: TextIO, now: datetime, standing: Any = None) -> None:
     status = str(s.status)
     lines = [(_("Name"), s.name), (_("Namespace"), s.namespace), (_("Type"), s.kind.kind),
              (_("Status"), status)]
@@ -177,6 +188,12 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
               (_("Created by"), s.created_by or _("unknown"))]
     if s.message:
         lines.append((_("Message"), " ".join(s.message.split())))
+    if standing is not None:
+        lines.append((_("Queue"), standing.sentence()))
+        if standing.ahead_text():
+            lines.append(("", standing.ahead_text()))
+        if standing.waiting and standing.message:
+            lines.append(("", _("Kueue: %(message)s") % {"message": standing.message}))
     _labelled(lines, out)
     if s.replicas:
         out.write("\n" + _("Worker Status:") + "\n")

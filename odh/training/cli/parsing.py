@@ -121,6 +121,8 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                        action="store_true", help=_("every project you may see"))
         p.add_argument("--status", default="", type=str.capitalize, choices=STATUSES,
                        help=_("only jobs with this status"))
+        p.add_argument("--queue", default="", metavar="QUEUE",
+                       help=_("only jobs in this Kueue LocalQueue"))
         _output(p, ("wide", "json", "yaml"))
     elif verb == "describe":
         p.add_argument("-w", "--watch", action="store_true",
