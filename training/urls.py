@@ -62,6 +62,7 @@ urlpatterns = [
     path(JOB + "suspend/", jobs.job_suspend, name="training-job-suspend"),
     path(JOB + "resume/", jobs.job_resume, name="training-job-resume"),
     path(JOB + "export/", jobs.job_export, name="training-job-export"),
+    path(JOB + "queue/", jobs.job_queue, name="training-job-queue"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
     path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),

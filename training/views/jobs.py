@@ -21,7 +21,15 @@ from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
 from odh.training.status import JobStatus
 
-from .. import diagnoses, job_progress, mutations, permissions, session, subscriptions
+from .. import (
+    diagnoses,
+    job_progress,
+    mutations,
+    permissions,
+    queue_standing,
+    session,
+    subscriptions,
+)
 from ..cluster import user_client
 from ..projects import (
     can_list_everywhere,
@@ -166,6 +174,10 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
     if tab in ("overview", "topology"):  # why it fails or waits, read as this person
         diagnosis = diagnoses.for_detail(request, detail)
         context.update(diagnoses.card_context(diagnosis, detail, session.token(request)))
+        if tab == "overview":  # where it stands in Kueue's queue, if it names one
+            context["queue"] = queue_standing.for_job(request, client, job_kind, detail.job,
+                                                      detail.summary)
+            context["queue_refresh"] = queue_standing.REFRESH_SECONDS
     if tab == "overview":  # one line from Prometheus, left out when it is slow or away
         context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
                                                          detail.summary)
@@ -173,6 +185,19 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
         context["progress"] = job_progress.for_overview(session.token(request),
                                                         detail.summary, detail.job)
     return render_page(request, "training/job_detail.html", context, "tab-content")
+
+
+@require_GET
+def job_queue(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
+    """The Overview's Queue card alone, as the card fetches it again while the job waits."""
+    job_kind = kind_or_404(kind)
+    with user_client(request) as client:
+        detail = get_job_for_user(request, client, project, job_kind, name)
+        standing = queue_standing.for_job(request, client, job_kind, detail.job,
+                                          detail.summary)
+    return render(request, "training/tabs/overview.html#queue",
+                  {"queue": standing, "summary": detail.summary, "project": project,
+                   "queue_refresh": queue_standing.REFRESH_SECONDS})
 
 
 @require_GET

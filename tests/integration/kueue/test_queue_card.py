@@ -1,0 +1,70 @@
+"""The job page's Queue card (training/queue_standing.py) against simcluster's Kueue: a
+waiting job says where it stands and fetches the card again while it waits; an admitted
+one says so; a job without a queue has no card."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.dashboard_support import sign_in
+from tests.html_checks import assert_valid
+from tests.integration.kueue.support import NS, _queued_job, _reserved, _waiting_with
+from tests.page_text import text_of
+from tests.waiting import wait_until
+
+
+@pytest.fixture
+def alice_page(client, db, cluster, settings):
+    from training import cluster as dashboard_cluster
+    from training import oauth, permissions
+
+    settings.CLUSTER_KUBECONFIG = str(cluster.kubeconfig("dashboard"))
+    settings.WATCHER_EMBEDDED = False
+    dashboard_cluster.cluster_config.cache_clear()
+    oauth.reset()
+    permissions.ANSWERS.clear()
+    sign_in(client, cluster, "alice")
+    yield client
+    dashboard_cluster.cluster_config.cache_clear()
+    oauth.reset()
+
+
+def _detail(name: str) -> str:
+    return reverse("training-job-detail", args=[NS, "mpijob", name])
+
+
+def test_a_waiting_job_says_where_it_stands_and_keeps_asking(alice_page, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    waiting, _ = _queued_job(api, made, "waiting", "gpu-queue", workers=1)
+    _waiting_with(api, waiting)
+    html = alice_page.get(_detail(waiting)).content.decode()
+    assert_valid(html)
+    assert text_of(html, "job-queue-standing") == (
+        "Queued in gpu-queue: position 1 of 1 in this queue (ClusterQueue gpu-a100), "
+        "needs 8 GPUs")
+    assert text_of(html, "job-queue-kueue").startswith(
+        "Kueue says: couldn't assign flavors to pod set worker: insufficient unused quota")
+    card = html[html.index('<section id="job-queue"'):].split(">", 1)[0]
+    queue_url = reverse("training-job-queue", args=[NS, "mpijob", waiting])
+    assert f'hx-get="{queue_url}"' in card and 'hx-trigger="every 10s"' in card
+    # the card alone, as it fetches itself; once the holder goes, it is admitted
+    api["jobs"].delete_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
+                                                holder)
+    wait_until(lambda: _reserved(api, waiting), 30, message="the waiting job's admission")
+    card = alice_page.get(queue_url).content.decode()
+    assert text_of(card, "job-queue-standing") == (
+        "Admitted by the ClusterQueue gpu-a100 (queue gpu-queue).")
+    assert "hx-trigger" not in card  # nothing more to wait for
+
+
+def test_a_job_without_a_queue_has_no_queue_card(alice_page, api, made):
+    from tests.training_jobs import mpijob
+
+    name = "no-queue"
+    api["jobs"].create_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
+                                                mpijob(name, workers=1, run_seconds=3600))
+    made.append(name)
+    html = alice_page.get(_detail(name)).content.decode()
+    assert 'id="job-queue"' not in html
