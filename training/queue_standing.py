@@ -1,7 +1,8 @@
-"""The job page's Queue card: where a job queued by Kueue stands, read with the viewer's
-token (odh/training/queueing.py). The card refreshes itself over HTTP every
-REFRESH_SECONDS while the job waits (`training-job-queue`), so the position moves as
-the queue does; it is left out for jobs that name no queue or have finished."""
+"""Where jobs queued by Kueue stand, read with the viewer's token (odh/training/queueing.py):
+the job page's Queue card, which refreshes itself over HTTP every REFRESH_SECONDS while
+the job waits (`training-job-queue`), so the position moves as the queue does (left out
+for jobs that name no queue or have finished); and the job list's "Queued: 2 of 5 in
+gpu-queue" under a waiting row's status."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from django.http import HttpRequest
 
 from odh.training import errors
 from odh.training.client import ClusterClient
+from odh.training.i18n import _
 from odh.training.kinds import JobKind
 from odh.training.queueing import QueueStanding, read_standing
-from odh.training.summary import JobSummary
+from odh.training.summary import JobStatus, JobSummary
 
 from .projects import projects_for_user
 
 REFRESH_SECONDS = 10
+MAX_QUEUES_PER_PAGE = 10  # the list's rows name a few queues; each is one read
 
 
 def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dict,
@@ -28,3 +31,30 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
         return read_standing(client, kind, job, may_see=lambda ns: ns in visible)
     except errors.ClusterError:
         return None
+
+
+def positions_for_rows(client: ClusterClient, summaries: list[JobSummary]) -> dict[str, str]:
+    """"Queued: 2 of 5 in gpu-queue" for the waiting rows shown that name a queue, by
+    "<ns>/<kind>/<name>": one read of each LocalQueue's pending list (Kueue's visibility
+    API, the person's token), not one per job; a queue that cannot be read gives none."""
+    from odh.training.queueing import workload_name
+
+    wanted: dict[tuple[str, str], list[JobSummary]] = {}
+    for s in summaries:
+        if s.queue and s.status in (JobStatus.PENDING, JobStatus.SUSPENDED):
+            wanted.setdefault((s.namespace, s.queue), []).append(s)
+    found: dict[str, str] = {}
+    for (namespace, queue), rows in list(wanted.items())[:MAX_QUEUES_PER_PAGE]:
+        try:
+            items = client.pending_workloads(namespace=namespace, local_queue=queue)
+        except errors.ClusterError:
+            continue
+        at = {str((i.get("metadata") or {}).get("name") or ""): n + 1
+              for n, i in enumerate(items)}
+        for s in rows:
+            name = workload_name(s.kind, {"metadata": {"name": s.name, "uid": s.uid}})
+            if name in at:
+                found[f"{s.namespace}/{s.kind.slug}/{s.name}"] = _(
+                    "Queued: %(position)d of %(of)d in %(queue)s") % {
+                    "position": at[name], "of": len(items), "queue": queue}
+    return found

@@ -13,9 +13,15 @@ register = template.Library()
 def diagnosis_of(diagnoses, job) -> object | None:
     """`diagnoses|diagnosis_of:job`: this job's RowDiagnosis from a {"ns/kind/name": ...}
     map (training.diagnoses.for_rows)."""
-    if not diagnoses:
+    return row_of(diagnoses, job)
+
+
+@register.filter
+def row_of(by_row, job) -> object | None:
+    """`map|row_of:job`: the value of a {"ns/kind/name": ...} map for this job's row."""
+    if not by_row:
         return None
-    return diagnoses.get(f"{job.namespace}/{job.kind.slug}/{job.name}")
+    return by_row.get(f"{job.namespace}/{job.kind.slug}/{job.name}")
 
 
 @register.simple_tag

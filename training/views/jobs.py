@@ -107,12 +107,14 @@ def job_list(request: HttpRequest) -> HttpResponse:
         result = list_jobs_for_user(request, client, namespaces, kinds, projects)
         # Create, Clone and Retry only where the person may create MPIJobs
         creatable = permissions.may_create_in(request, client, [p.name for p in projects])
-    filters = listing.JobFilters.from_query(request.GET)
-    filters = listing.JobFilters(type=filters.type, status=filters.status, project=selected,
-                                 q=filters.q, sort=filters.sort)
-    rows = listing.apply(result.summaries, filters)
+        filters = listing.JobFilters.from_query(request.GET)
+        filters = listing.JobFilters(type=filters.type, status=filters.status,
+                                     project=selected, q=filters.q, sort=filters.sort)
+        rows = listing.apply(result.summaries, filters)
+        page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
+        # the waiting rows shown that name a Kueue queue: their place in it
+        queued = queue_standing.positions_for_rows(client, list(page.object_list))
     chips = _filter_chips(request, filters, kinds)
-    page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
     # why the rows shown fail or wait: the job page's diagnosis, bounded the same way
@@ -137,6 +139,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
             [job.namespace for job in page.object_list], result.forbidden_namespaces),
         "progress": progress,
         "diagnoses": found,
+        "queued": queued,
         "creatable_projects": creatable,
         "filter_chips": chips,
     }

@@ -68,3 +68,16 @@ def test_a_job_without_a_queue_has_no_queue_card(alice_page, api, made):
     made.append(name)
     html = alice_page.get(_detail(name)).content.decode()
     assert 'id="job-queue"' not in html
+
+
+def test_the_list_says_where_each_waiting_row_stands(alice_page, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    first, _ = _queued_job(api, made, "first", "gpu-queue", workers=1)
+    second, _ = _queued_job(api, made, "second", "gpu-queue", workers=1)
+    _waiting_with(api, second)
+    html = alice_page.get(reverse("training-job-list"), {"project": NS}).content.decode()
+    assert_valid(html)
+    assert text_of(html, f"row-queue-{NS}-mpijob-{first}") == "Queued: 1 of 2 in gpu-queue"
+    assert text_of(html, f"row-queue-{NS}-mpijob-{second}") == "Queued: 2 of 2 in gpu-queue"
+    assert text_of(html, f"row-queue-{NS}-mpijob-{holder}") == ""  # running: not waiting
