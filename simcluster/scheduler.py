@@ -1,7 +1,9 @@
 """default-scheduler: binds pending pods to nodes (decisions in scheduling.py).
 
 One reconcile key stands for "the scheduling queue": every pass looks at all pending pods
-in priority, then creation order. A pod that did not fit is tried again, like the real
+in priority, then creation order (which pods are pending, and what the pods bound to each
+node request, are kept up to date from every pod change, not read from the store again).
+A pod that did not fit is tried again, like the real
 scheduler's unschedulable queue does it, when the cluster changed in a way that may make
 room (a bound pod finished or went away, a node was added or changed) once its back-off
 (1 s doubling to 10 s) has passed, and otherwise every RETRY_SECONDS. Each failed attempt
@@ -83,6 +85,12 @@ class Scheduler(Controller):
         self._attempts: dict[str, Attempt] = {}  # pod uid -> last failed attempt
         self._wake_at: float | None = None
         self._requests: dict[str, scheduling.Resources] = {}  # by uid; pod specs are immutable
+        # kept up to date from every pod change, so that a pass costs the pending pods and
+        # the nodes, not every pod of the cluster (50,000 pods: one pass per new pod)
+        self._occupying: dict[str, tuple[str, scheduling.Resources]] = {}  # uid -> node
+        self._used: dict[str, scheduling.Resources] = {}  # node -> requests of its pods
+        self._count: dict[str, int] = {}  # node -> pods on it
+        self._pending: dict[str, tuple[str, str]] = {}  # uid -> (namespace, name)
 
     # -- what wakes the queue ---------------------------------------------------------------
     def watches(self) -> Iterable[tuple[str, Any]]:
@@ -90,7 +98,36 @@ class Scheduler(Controller):
         yield "/nodes", self._on_node
         yield "/persistentvolumeclaims", self._on_claim
 
+    def _track(self, change: Change) -> None:
+        pod = change.obj
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        before = self._occupying.pop(uid, None)
+        if before is not None:
+            node, requests = before
+            used = self._used[node]
+            for k, v in requests.items():
+                used[k] -= v
+            self._count[node] -= 1
+        self._pending.pop(uid, None)
+        if change.type == "DELETED":
+            self._requests.pop(uid, None)
+            return
+        requests = self._requests.get(uid)
+        if requests is None:
+            requests = self._requests[uid] = scheduling.pod_requests(pod)
+        if scheduling.occupies_node(pod):
+            node = pod["spec"]["nodeName"]
+            self._occupying[uid] = (node, requests)
+            used = self._used.setdefault(node, {})
+            for k, v in requests.items():
+                used[k] = used.get(k, 0) + v
+            self._count[node] = self._count.get(node, 0) + 1
+        elif _is_pending(pod):
+            self._pending[uid] = (meta.get("namespace", ""), meta["name"])
+
     def _on_pod(self, change: Change) -> Iterable[Key]:
+        self._track(change)
         old, new = change.old, change.obj
         if change.type == "DELETED":
             if scheduling.occupies_node(old or new):
@@ -138,23 +175,20 @@ class Scheduler(Controller):
     def reconcile(self, key: Key) -> float | None:
         if key != QUEUE_KEY:
             return None
-        nodes = {n["metadata"]["name"]: scheduling.NodeInfo.of(n)
-                 for n in self.store.iter_raw(self.rt("nodes"))}
+        nodes = {}
+        for n in self.store.iter_raw(self.rt("nodes")):
+            info = scheduling.NodeInfo.of(n)
+            info.requested = dict(self._used.get(info.name) or {})
+            info.pods = self._count.get(info.name, 0)
+            nodes[info.name] = info
+        pods_rt = self.rt("pods")
         pending: list[Obj] = []
-        requests: dict[str, scheduling.Resources] = {}
-        for pod in self.store.iter_raw(self.rt("pods")):
-            uid = pod["metadata"]["uid"]
-            if scheduling.occupies_node(pod):
-                info = nodes.get(pod["spec"]["nodeName"])
-                if info is not None:
-                    requests[uid] = self._requests_of(pod)
-                    info.add(requests[uid])
-            elif _is_pending(pod):
-                requests[uid] = self._requests_of(pod)
+        for uid, (ns, name) in self._pending.items():
+            pod = self.store.get_raw(pods_rt, ns, name)
+            if pod is not None and pod["metadata"]["uid"] == uid and _is_pending(pod):
                 pending.append(pod)
-        self._requests = requests
-        live = {p["metadata"]["uid"] for p in pending}
-        for uid in [u for u in self._attempts if u not in live]:
+        requests = self._requests
+        for uid in [u for u in self._attempts if u not in self._pending]:
             del self._attempts[uid]
         pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0),
                                     p["metadata"].get("creationTimestamp", ""),
@@ -189,10 +223,6 @@ class Scheduler(Controller):
         if next_due is not None:
             self._schedule_wake(next_due)
         return None
-
-    def _requests_of(self, pod: Obj) -> scheduling.Resources:
-        cached = self._requests.get(pod["metadata"]["uid"])
-        return cached if cached is not None else scheduling.pod_requests(pod)
 
     def _due(self, uid: str) -> float:
         attempt = self._attempts.get(uid)
