@@ -62,6 +62,11 @@ def decide_status(kind: JobKind, job: dict,
     for kind_of_condition, status in _ONGOING:
         for condition in reversed(conditions):
             if condition.type == kind_of_condition and condition.is_true:
+                if status == JobStatus.SUSPENDED and get_path(
+                        job, ["metadata", "labels", QUEUE_LABEL]):
+                    # Kueue holds a queued job suspended until it is admitted: to its
+                    # owner it waits to start (waiting.py: "Waiting in the Kueue queue")
+                    return JobStatus.PENDING, None
                 return status, condition
     if kind == TRAINJOB and any(
             isinstance(j, dict) and (j.get("active") or 0) > 0

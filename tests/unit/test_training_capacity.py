@@ -228,19 +228,21 @@ def test_why_jobs_wait_and_for_how_long():
     ]
     waiting = waiting_jobs(jobs, NOW)
     assert [(w.summary.name, w.reason, w.waited) for w in waiting] == [
+        # held suspended by Kueue, it is Pending to its owner: waiting since it was made
+        ("k", WaitReason.QUEUED, "1h 0m 0s"),
         ("q", WaitReason.QUOTA, "50m 0s"),
         ("g", WaitReason.GPUS, "40m 0s"),
-        ("k", WaitReason.QUEUED, "40m 0s"),  # suspended since 20 minutes after T0
-        ("s", WaitReason.SUSPENDED, "40m 0s"),
+        ("s", WaitReason.SUSPENDED, "40m 0s"),  # suspended 20 minutes after T0
         ("c", WaitReason.RESOURCES, "30m 0s"),
         ("p", WaitReason.STARTING, "5m 0s"),
     ]
-    assert waiting[0].detail.startswith("Quota exceeded: team-quota")
-    assert waiting[0].title == "Quota exceeded"
-    assert "Insufficient nvidia.com/gpu" in waiting[1].detail
-    assert waiting[1].title == "Not enough GPUs"
-    assert waiting[2].queue == "team-nlp-queue"
-    assert waiting[2].detail == "Waiting in the Kueue queue team-nlp-queue"
+    assert waiting[0].summary.status == "Pending"
+    assert waiting[0].queue == "team-nlp-queue"
+    assert waiting[0].detail == "Waiting in the Kueue queue team-nlp-queue"
+    assert waiting[1].detail.startswith("Quota exceeded: team-quota")
+    assert waiting[1].title == "Quota exceeded"
+    assert "Insufficient nvidia.com/gpu" in waiting[2].detail
+    assert waiting[2].title == "Not enough GPUs"
     assert waiting[4].title == "Not enough CPU or memory"
 
 

@@ -41,6 +41,8 @@ def test_a_waiting_job_says_where_it_stands_and_keeps_asking(alice_page, api, ma
     _waiting_with(api, waiting)
     html = alice_page.get(_detail(waiting)).content.decode()
     assert_valid(html)
+    # held suspended by Kueue, it waits to start: Pending, not Suspended
+    assert text_of(html, "job-header-status").startswith("Pending")
     assert text_of(html, "job-queue-standing") == (
         "Queued in gpu-queue: position 1 of 1 in this queue (ClusterQueue gpu-a100), "
         "needs 8 GPUs")
