@@ -277,3 +277,47 @@ def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
         standing.free = None
         standing.unknown.append(_("what is free is unknown: you may not read the "
                                   "ClusterQueue %(cq)s") % {"cq": standing.cluster_queue})
+
+
+@dataclass
+class Running:
+    """An admitted job of the same ClusterQueue: what it holds and when it should end."""
+
+    name: str
+    holds: Decimal  # of the resource the queued job waits for (GPUs, else CPUs)
+    ends_in: float | None  # seconds from now (its progress' estimate); None: unknown
+
+
+@dataclass
+class ExpectedStart:
+    seconds: float | None  # None: unknown
+    assumptions: list[str]
+
+
+def expected_start(need: Decimal, free: Decimal, running: list[Running],
+                   ahead: list[Decimal]) -> ExpectedStart:
+    """When a queued job needing `need` should start: the admitted jobs end at their
+    estimates, releasing what they hold, and the jobs `ahead` (what each needs, in queue
+    order) start first as soon as they fit, and hold on (their end is not known). Unknown
+    when it needs the release of a job whose end cannot be estimated, or can never fit."""
+    assumptions = [_("the running jobs end when their progress says; the jobs ahead start "
+                     "in order as soon as they fit, and run past this job's start")]
+    releases = sorted(running, key=lambda r: (r.ends_in is None, r.ends_in or 0.0))
+    total = free + sum((r.holds for r in running), ZERO)
+    now, available = 0.0, free
+    for needed in [*ahead, need]:
+        if needed > total:
+            return ExpectedStart(None, [_("it can never fit: it needs more than the queue "
+                                          "holds in all")])
+        while available < needed:
+            if not releases:
+                return ExpectedStart(None, assumptions)
+            nxt = releases.pop(0)
+            if nxt.ends_in is None:
+                return ExpectedStart(None, [_("unknown: the end of %(job)s cannot be "
+                                              "estimated") % {"job": nxt.name}])
+            now = max(now, nxt.ends_in)
+            available += nxt.holds
+        available -= needed
+        total -= needed  # held from then on: its end is not known
+    return ExpectedStart(now, assumptions)
