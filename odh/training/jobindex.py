@@ -122,6 +122,8 @@ class JobIndex:
                 slugs.discard(kind.slug)
                 if not slugs:
                     del self._names[(ns, name)]
+            if (ns, name) not in self._names:  # its events show nowhere any more
+                self._drop_events((ns, name))
         else:
             self._jobs[key] = obj
             self._names[(ns, name)].add(kind.slug)
@@ -181,6 +183,22 @@ class JobIndex:
             del bucket[oldest]
             self._event_owner.pop(oldest, None)
         return affected | self._keys_named(*owner)
+
+    def _drop_events(self, owner: tuple[str, str]) -> None:
+        for uid in self._events.pop(owner, {}):
+            self._event_owner.pop(uid, None)
+
+    def forget_orphan_events(self, older_than: datetime) -> int:
+        """Drop the events kept for a job that does not exist (one deleted, whose pods'
+        last events came after it went), when none is newer than `older_than`: the
+        cluster keeps events an hour, the index need not. Returns how many buckets."""
+        with self._lock:
+            gone = [owner for owner, bucket in self._events.items()
+                    if owner not in self._names and all(
+                        (event_time(e) or _NEVER) < older_than for e in bucket.values())]
+            for owner in gone:
+                self._drop_events(owner)
+            return len(gone)
 
     def _apply_quota(self, etype: str, obj: Obj) -> None:
         meta = _meta(obj)

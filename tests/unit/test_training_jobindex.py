@@ -94,3 +94,30 @@ def test_group_names_are_valid_for_channels():
     assert long != job_group("a" * 63, "b" * 199)
     odd = job_group("team nlp", "bert/x")
     assert valid.fullmatch(odd) and odd.startswith("job.team-nlp.bert-x-")
+
+
+def test_a_deleted_jobs_events_are_forgotten_and_so_are_orphans_after_a_while():
+    from datetime import UTC, datetime, timedelta
+
+    from odh.training.jobindex import JobIndex
+    from odh.training.kinds import MPIJOB
+
+    def event(uid: str, name: str, minutes_ago: float) -> dict:
+        at = (datetime.now(UTC) - timedelta(minutes=minutes_ago)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+        return {"metadata": {"uid": uid, "namespace": "ns", "name": f"{name}.{uid}"},
+                "involvedObject": {"kind": "MPIJob", "name": name, "namespace": "ns"},
+                "reason": "MPIJobCreated", "lastTimestamp": at}
+
+    index = JobIndex()
+    job = {"metadata": {"uid": "j1", "namespace": "ns", "name": "bert"}}
+    index.apply("jobs", "ADDED", job, MPIJOB)
+    index.apply("events", "ADDED", event("e1", "bert", 1))
+    assert index.counts()["events"] == 1
+    index.apply("jobs", "DELETED", job, MPIJOB)
+    assert index.counts()["events"] == 0  # no page shows a deleted job's events
+    # an event about a job the index does not have (late, or before the job's own news)
+    index.apply("events", "ADDED", event("e2", "gone", 10))
+    index.apply("events", "ADDED", event("e3", "soon", 1))
+    assert index.forget_orphan_events(datetime.now(UTC) - timedelta(minutes=5)) == 1
+    assert index.counts()["events"] == 1  # the recent one stays: its job may come

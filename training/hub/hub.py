@@ -57,7 +57,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -93,6 +93,7 @@ WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is op
 # a group nobody watched: its unrendered jobs are remembered this long, for a viewer whose
 # interest reaches the hub after its snapshot (a few milliseconds, seconds at worst)
 SKIP_MEMORY = 30.0
+ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
 SEND_TIMEOUT_SECONDS = 5.0
 RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
@@ -443,6 +444,8 @@ class Hub:
                         self._skips_pruned = prune = now
             if prune:
                 self._forget_skipped(now)
+                # events of jobs deleted a while ago: no page shows them
+                self.index.forget_orphan_events(datetime.now(UTC) - ORPHAN_EVENTS_KEPT)
             if not self.ready.is_set():
                 for key, _peek in due:
                     try:

@@ -28,8 +28,8 @@ def test_a_new_job_is_pushed_to_its_page_and_the_list(hub, loop_thread, layer, j
     name = "hub-new"
     page = Subscriber(loop_thread, layer, f"job.{NS}.{name}")
     listing = Subscriber(loop_thread, layer, f"ns.{NS}")
-    # long enough (at speed 50) to be seen Running: the hub coalesces changes for 0.2 s
-    jobs.create(mpijob(name, workers=2, run_seconds=30))
+    # long enough (at speed 50: 2.4 s) to be seen Running on a busy machine too
+    jobs.create(mpijob(name, workers=2, run_seconds=120))
 
     row = listing.wait_for(lambda m: m["job"] == job_ref(name), what="a list row")
     assert row["type"] == "hub.update" and row["change"] == "added"
