@@ -15,7 +15,10 @@ new small MPIJob every 5 s (1 Worker, a minute
 of training: 3 s at speed 20), and every job finished more than 20 s ago deleted. So jobs
 are created, run, finish (history written by runwatcher) and are deleted all the time.
 
-Every minute the script records, for the web process and for runwatcher: resident memory
+simcluster deletes Events 10 minutes after their last update (`--event-ttl 600`; a real
+API server does after an hour), or the hub's index and every job page's read of the
+project's Events grow with every job ever made. Every minute the script records, for the
+web process and for runwatcher: resident memory
 (VmRSS), open descriptors (/proc/<pid>/fd), threads; and the viewers connected, frames
 received, sockets opened, jobs created and deleted. Memory and descriptors should stay
 flat after warm-up: the figure is their growth from minute 10 to the end.
@@ -63,6 +66,7 @@ CREATE_EVERY = 5.0
 DELETE_AFTER = 20.0  # seconds after a job finished
 SAMPLE_EVERY = 60.0
 WARM_UP_MINUTES = 10
+EVENT_TTL = 600  # seconds
 POSTGRES = os.environ.get("POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
 
 
@@ -282,7 +286,10 @@ def soak(minutes: float, n_viewers: int) -> tuple[list[dict], dict]:
     samples: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
         work = Path(tmp)
-        sim = simcluster_process.start(work / "state", scenario="demo", speed=SPEED)
+        # Events expire, as a real API server deletes them after an hour (--event-ttl):
+        # sooner here, so that the hour shows the steady state, not the Events piling up
+        sim = simcluster_process.start(work / "state", scenario="demo", speed=SPEED,
+                                       extra=["--event-ttl", str(EVENT_TTL)])
         deployment = churn = None
         try:
             deployment = Deployment(sim, work)

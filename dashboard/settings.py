@@ -105,8 +105,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL")
 if REDIS_URL:
+    # redis-py 8 gives a pool at most 100 connections and a read 5 s: a web process whose
+    # sockets (re)connect by the hundred ran out ("Too many connections": groups not
+    # joined, or not left), and channels_redis's receive blocks up to 5 s (BZPOPMIN)
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                  "CONFIG": {"hosts": [REDIS_URL]}}}
+                                  "CONFIG": {"hosts": [{"address": REDIS_URL,
+                                                        "max_connections": 1000,
+                                                        "socket_connect_timeout": 5,
+                                                        "socket_timeout": 15}]}}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 # Cached shortcuts (served job kinds, nodes, training progress per person): shared by every

@@ -52,12 +52,17 @@ def main(argv: list[str] | None = None) -> int:
                        "get 410 Gone (10000)")
     serve.add_argument("--bookmark-interval", type=_positive_float, default=5.0,
                        help="seconds between watch BOOKMARK events (5)")
+    serve.add_argument("--event-ttl", type=float, default=0.0, metavar="SECONDS",
+                       help="delete Events not updated for this long, as the API server's "
+                       "--event-ttl (an hour there); 0 keeps them, the scenario's past "
+                       "included (0)")
     args = parser.parse_args(argv)
     return run(Options(scenario=args.scenario, host=args.host, port=args.port,
                        oauth_port=args.oauth_port, prometheus_port=args.prometheus_port,
                        speed=args.speed, state_dir=args.state_dir,
                        history_size=args.watch_history,
-                       bookmark_interval=args.bookmark_interval))
+                       bookmark_interval=args.bookmark_interval,
+                       event_ttl=max(0.0, args.event_ttl)))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ class Options:
     state_dir: Path = Path(".simcluster")
     history_size: int = 10000
     bookmark_interval: float = 5.0
+    event_ttl: float = 0.0  # seconds; 0 keeps Events
 
 
 @web.middleware
@@ -96,6 +97,7 @@ class Server:
                           bookmark_interval=opts.bookmark_interval)
         self.cluster = cluster
         creds = scenario.load(cluster, data, state_dir)
+        cluster.events.ttl = opts.event_ttl  # after the scenario: its past stays
         cluster.manager.running = True
         cluster.clock.start()
         cluster.manager.pump()

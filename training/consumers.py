@@ -198,6 +198,11 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await super().__call__(scope, receive, send)
         finally:  # however the socket ended (an error too), no task of it runs on
             self._end()
+            # and its channel is forgotten: groups `disconnect` could not leave (Redis
+            # refused, or the server killed a socket slow to end before it ran) are left
+            # in the background, then what reached the channel meanwhile is dropped
+            _forget_channel(getattr(self, "channel_layer", None),
+                            getattr(self, "channel_name", None), getattr(self, "joined", ()))
 
     def _end(self) -> None:
         self.closed = True
@@ -217,9 +222,9 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         for group in list(self.joined):
             try:
                 await self.channel_layer.group_discard(group, self.channel_name)
-            except Exception as e:  # Redis away: it forgot the membership, or expires it
+                self.joined.discard(group)
+            except Exception as e:  # left again later (_forget_channel), if Redis allows
                 log.info("live updates: could not leave %s: %s", group, e)
-        self.joined.clear()
 
     # -- from the browser -----------------------------------------------------------------
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None
@@ -480,6 +485,48 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if ready is not None and not ready.is_set():
             await asyncio.to_thread(hub.wait_ready, HUB_READY_SECONDS)
         return hub
+
+
+LEAVE_RETRY_SECONDS = (0.5, 30.0)  # leaving the groups again, doubling
+LEAVE_ATTEMPTS = 8  # about two minutes; past that Redis forgets the memberships in a day
+FORGET_AFTER_SECONDS = 10.0  # messages already sent to the channel when it left arrive
+_forgetting: set[asyncio.Task] = set()  # (a task nobody refers to may be collected)
+
+
+def _forget_channel(layer: Any, channel: str | None, groups: Any) -> None:
+    """After a socket ended: leave the groups it is still in, then drop the messages that
+    reached its channel. channels_redis keeps every message for a channel of this process
+    in `receive_buffer` until someone receives it, and nobody will: a channel left in
+    `hub.status` (a message every 10 s) or a job's group kept up to 100 of them, for as
+    long as the membership lasted (a day), for every socket that ended that way."""
+    if layer is None or not channel:
+        return
+    try:
+        task = asyncio.get_running_loop().create_task(_leave(layer, channel, set(groups)))
+    except RuntimeError:  # no loop (a consumer collected after its loop ended)
+        return
+    _forgetting.add(task)
+    task.add_done_callback(_forgetting.discard)
+
+
+async def _leave(layer: Any, channel: str, groups: set[str]) -> None:
+    delay = LEAVE_RETRY_SECONDS[0]
+    for attempt in range(LEAVE_ATTEMPTS):
+        for group in sorted(groups):
+            try:
+                await layer.group_discard(group, channel)
+                groups.discard(group)
+            except Exception as e:
+                if attempt == LEAVE_ATTEMPTS - 1:
+                    log.warning("live updates: could not leave %s: %s", group, e)
+        if not groups:
+            break
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, LEAVE_RETRY_SECONDS[1])
+    await asyncio.sleep(FORGET_AFTER_SECONDS)
+    buffers = getattr(layer, "receive_buffer", None)  # channels_redis's
+    if buffers is not None:
+        buffers.pop(channel, None)
 
 
 def _current_task() -> asyncio.Task | None:

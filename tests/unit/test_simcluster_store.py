@@ -189,3 +189,24 @@ def test_clone_is_a_deep_copy():
     copied["a"][0]["b"] = 2
     copied["t"][1].append(3)
     assert original == {"a": [{"b": 1}, "s", 2.5, None, True], "t": (1, [2])}
+
+
+def test_events_expire_after_their_ttl_as_the_api_server_deletes_them():
+    from simcluster.cluster import Cluster
+
+    cluster = Cluster(speed=50)
+    cluster.events.ttl = 60.0
+    clock = cluster.clock
+    clock.begin_warp(1_000_000.0)
+    pod = {"kind": "Pod", "apiVersion": "v1",
+           "metadata": {"name": "p", "namespace": "default", "uid": "u1"}}
+    events = cluster.rt("events")
+    cluster.events.record(pod, "Normal", "Pulled", "pulled", "kubelet")
+    clock._virtual_now = 1_000_030.0
+    cluster.events.record(pod, "Normal", "Started", "started", "kubelet")
+    clock._virtual_now = 1_000_050.0
+    cluster.events.record(pod, "Normal", "Pulled", "pulled", "kubelet")  # updated: kept
+    clock._virtual_now = 1_000_095.0
+    cluster.events.record(pod, "Normal", "Killing", "stopping", "kubelet")
+    reasons = sorted(e["reason"] for e in cluster.store.iter_raw(events, "default"))
+    assert reasons == ["Killing", "Pulled"]  # Started (65 s old) went
