@@ -61,6 +61,9 @@ def allowed_here(request: HttpRequest, client: ClusterClient) -> bool:
     return person_may(request, client, EVERYWHERE, LIST_QUOTAS_EVERYWHERE)
 
 
+WAITING_SHOWN = 100
+
+
 def _list_everywhere(kind: JobKind) -> Access:
     return Access("list", kind.plural, kind.group)
 
@@ -111,6 +114,9 @@ def cluster_overview(request: HttpRequest) -> HttpResponse:
             state = capacity.read_cluster(client, kinds, now)
     result = capacity.overview(state, _history_records(state.observed_at))
     context = {"overview": result, "chart_data": _chart_data(result),
+               # the longest waiting; with thousands waiting the rest are counted
+               "waiting_shown": f":{WAITING_SHOWN}",
+               "waiting_more": max(0, len(result.waiting) - WAITING_SHOWN),
                "now": state.observed_at, "statuses": capacity.STATUSES,
                "live_url": SOCKET_URL}
     return render_page(request, "training/cluster_overview.html", context, "cluster-numbers")

@@ -331,3 +331,20 @@ def test_kueue_cluster_queues_when_the_api_is_there(client, db, kueue_cluster, s
     # the admitted jobs run: their Workers hold 6 of the 8 GPUs
     assert text_of(html, "capacity-gpu").startswith("GPUs 6 / 8 ")
     assert text_of(html, "gpu-model-1").startswith("NVIDIA-H100-80GB-HBM3 2 8 6 2")
+
+
+def test_with_many_waiting_jobs_the_longest_waiting_are_shown_and_the_rest_counted(
+        admin, monkeypatch):
+    """Thousands of waiting jobs are not a page: the longest waiting are, with a count."""
+    from training.views import cluster as cluster_view
+
+    everyone = [r for r in ids_starting(admin.get(URL).content.decode(), "waiting-")
+                if r != "waiting-more"]
+    assert len(everyone) > 2  # the demo has a few
+    monkeypatch.setattr(cluster_view, "WAITING_SHOWN", 2)
+    html = admin.get(URL).content.decode()
+    assert [r for r in ids_starting(html, "waiting-") if r != "waiting-more"] == everyone[:2]
+    more = len(everyone) - 2
+    assert text_of(html, "waiting-more") == (
+        f"And {more} more waiting job{'s' if more > 1 else ''}: the longest waiting are "
+        "shown.")
