@@ -12,8 +12,8 @@ as the cluster starts, so they all run when it answers. Then the dashboard in th
 process (Django's test client, a SQLite file, signed in as alice and as admin through real
 OAuth tokens, as the view tests do), each page asked 5 times, the median kept. Cached
 access answers are warmed by a first request that is not counted. Then the watch hub is
-started in this process; its memory is this process's resident memory once it has listed
-everything, less before it started. The figure is the ratio of each page's time at the
+started in this process; its memory is what Python allocated for it (tracemalloc) once it
+has listed everything. The figure is the ratio of each page's time at the
 largest size to its time at 100 jobs: near 1 means the page does not grow with the
 cluster.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -87,11 +86,6 @@ def start_cluster(work: Path, jobs: int):
                                     timeout=3600)
 
 
-def rss_mib() -> float:
-    status = Path("/proc/self/status").read_text()
-    return int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1)) / 1024
-
-
 def measure(sim, jobs: int) -> dict[str, float]:
     """Median server time of each page (seconds), in this process."""
     from django.conf import settings
@@ -128,18 +122,23 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float]:
     """The same pages with the watch hub running in this process (ready: it has listed
     everything), as the dashboard runs by default; and the memory it took (MiB)."""
     import gc
+    import tracemalloc
 
     import training.hub
     from training.hub.hub import build_hub
 
+    # what the hub's objects hold (Python's allocations while it lists and indexes the
+    # cluster, less what it freed): the process's RSS says little once the API pages
+    # before it have parsed megabytes of JSON whose freed memory the allocator reuses
     gc.collect()
-    before = rss_mib()
+    tracemalloc.start()
     hub = build_hub(record_history=False).start()
     try:
         if not hub.ready.wait(1800):
             raise SystemExit("the watch hub did not list the cluster within 30 minutes")
         gc.collect()
-        memory = rss_mib() - before
+        memory = tracemalloc.get_traced_memory()[0] / 2**20
+        tracemalloc.stop()
         training.hub._hub = hub  # what ensure_started() does on the first websocket
         return measure(sim, jobs), memory
     finally:
@@ -153,7 +152,8 @@ def record(rows: list[str], sizes: list[int]) -> None:
         f"Python {platform.python_version()}): simcluster demo with "
         f"{', '.join(f'{s:,}' for s in sizes)} running MPIJobs of {WORKERS + 1} pods added "
         f"to team-nlp; server time of each page in process (Django's test client), median "
-        f"of {RUNS}; the hub's memory: this process's RSS growth once it listed all.", "",
+        f"of {RUNS}; the hub's memory: Python's allocations for it once it listed all "
+        "(tracemalloc).", "",
         "| page | " + " | ".join(f"{s:,} jobs" for s in sizes) + " | ratio |",
         "|---|" + "---|" * (len(sizes) + 1), *rows]))
 
