@@ -105,14 +105,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL")
 if REDIS_URL:
-    # redis-py 8 gives a pool at most 100 connections and a read 5 s: a web process whose
-    # sockets (re)connect by the hundred ran out ("Too many connections": groups not
-    # joined, or not left), and channels_redis's receive blocks up to 5 s (BZPOPMIN)
+    # redis-py 8 gives a pool at most 100 connections: a web process whose sockets
+    # (re)connect by the hundred ran out ("Too many connections": groups not joined, or
+    # not left; benchmarks/soak.py). Its read timeouts are left as they are: a 15 s one
+    # kept a web process from hearing a restarted watch hub (tests/e2e/test_scaled_out.py)
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                                   "CONFIG": {"hosts": [{"address": REDIS_URL,
-                                                        "max_connections": 1000,
-                                                        "socket_connect_timeout": 5,
-                                                        "socket_timeout": 15}]}}}
+                                                        "max_connections": 1000}]}}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 # Cached shortcuts (served job kinds, nodes, training progress per person): shared by every

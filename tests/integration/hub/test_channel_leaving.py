@@ -9,6 +9,7 @@ import asyncio
 
 import redis
 
+from tests.integration.hub.conftest import LoopThread
 from training import consumers
 
 
@@ -35,7 +36,11 @@ def test_an_ended_sockets_channel_leaves_its_groups_and_its_buffer_goes(redis_se
                                                                     0, -1))
         return buffered, dropped, members
 
-    buffered, dropped, members = asyncio.run(scenario())
+    loop = LoopThread()  # not asyncio.run: Playwright's loop may run in this thread
+    try:
+        buffered, dropped, members = loop.run(scenario())
+    finally:
+        loop.close()
     assert buffered  # what the ended socket would never receive
     assert dropped
     assert len(members) == 1  # only the live socket is left in the group
