@@ -35,6 +35,7 @@ from typing import Any
 
 from . import scheduling
 from .controllers.base import Controller, Key
+from .controllers.conditions import get_condition, is_true
 from .quantity import format_for
 from .store import Change
 
@@ -72,15 +73,11 @@ def workload_name(kind: str, group: str, name: str, uid: str) -> str:
 
 
 def _condition(obj: Obj, type_: str) -> Obj | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == type_:
-            return c
-    return None
+    return get_condition(obj.get("status") or {}, type_)
 
 
 def _true(obj: Obj, type_: str) -> bool:
-    c = _condition(obj, type_)
-    return c is not None and c.get("status") == "True"
+    return is_true(obj.get("status") or {}, type_)
 
 
 def _q(resource: str, milli: int) -> str:
