@@ -248,8 +248,8 @@ class ResilientWatch:
                 need_list = True
                 failed = True
                 if isinstance(e, ApiException) and e.status == 401:
-                    self.unauthorized += 1
                     self._new_client()
+                    self.unauthorized += 1  # after: a reader of the counts sees the client
                 if self.connected:  # a stream that was working broke: back off afresh
                     delay = self.backoff_initial
                 pause = min(delay, self.backoff_max)
