@@ -2,23 +2,51 @@
 the job page's Queue card, which refreshes itself over HTTP every REFRESH_SECONDS while
 the job waits (`training-job-queue`), so the position moves as the queue does (left out
 for jobs that name no queue or have finished); and the job list's "Queued: 2 of 5 in
-gpu-queue" under a waiting row's status."""
+gpu-queue" under a waiting row's status.
+
+The card's expected start (odh/training/queue_start.py) needs each running job's end in
+the same ClusterQueue, from its launcher's log (three reads per job): those ends are kept
+ENDS_SECONDS per person, as the moment they fall, so a card refreshing every 10 s reads
+each log at most every ENDS_SECONDS."""
 
 from __future__ import annotations
 
+import time
+
+from django.core.cache import cache
 from django.http import HttpRequest
 
 from odh.training import errors
+from odh.training.access import identity
 from odh.training.client import ClusterClient
 from odh.training.i18n import _
 from odh.training.kinds import JobKind
+from odh.training.queue_start import EndsIn, progress_ends
 from odh.training.queueing import QueueStanding, read_standing
 from odh.training.summary import JobStatus, JobSummary
 
+from . import session
 from .projects import projects_for_user
 
 REFRESH_SECONDS = 10
 MAX_QUEUES_PER_PAGE = 10  # the list's rows name a few queues; each is one read
+ENDS_SECONDS = 30
+
+
+def _remembered_ends(token: str, client: ClusterClient) -> EndsIn:
+    """progress_ends, each answer kept ENDS_SECONDS for this person (see above)."""
+    ends = progress_ends(client)
+
+    def ends_in(namespace: str, kind: str, name: str) -> float | None:
+        key = f"training-queue-end:{identity(token)}:{namespace}/{kind}/{name}"
+        at = cache.get(key, default=False)
+        if at is False:
+            seconds = ends(namespace, kind, name)
+            at = None if seconds is None else time.time() + seconds
+            cache.set(key, at, ENDS_SECONDS)
+        return None if at is None else max(0.0, at - time.time())
+
+    return ends_in
 
 
 def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dict,
@@ -28,7 +56,9 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
         return None
     try:
         visible = {p.name for p in projects_for_user(request, client)}
-        return read_standing(client, kind, job, may_see=lambda ns: ns in visible)
+        return read_standing(client, kind, job, may_see=lambda ns: ns in visible,
+                             ends_in=_remembered_ends(session.token(request), client),
+                             namespaces=visible)
     except errors.ClusterError:
         return None
 

@@ -555,6 +555,14 @@ class ClusterClient:
         return self._call(self.custom.get_namespaced_custom_object, "kueue.x-k8s.io",
                           "v1beta1", namespace, "workloads", name, namespace=namespace)
 
+    def list_workloads(self, namespace: str | None = None) -> list[Obj]:
+        """Kueue Workloads of a namespace, or of every namespace (None)."""
+        if namespace:
+            return self._items(self.custom.list_namespaced_custom_object, "kueue.x-k8s.io",
+                               "v1beta1", namespace, "workloads", namespace=namespace)
+        return self._items(self.custom.list_cluster_custom_object, "kueue.x-k8s.io",
+                           "v1beta1", "workloads")
+
     def get_local_queue(self, namespace: str, name: str) -> Obj:
         return self._call(self.custom.get_namespaced_custom_object, "kueue.x-k8s.io",
                           "v1beta1", namespace, "localqueues", name, namespace=namespace)

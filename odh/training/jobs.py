@@ -47,6 +47,8 @@ from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import MPIJOB, PRIORITY_LABEL
 from odh.training.logfollow import follow_pod_lines, pod_for
 from odh.training.preflight import Preflight, preflight
+from odh.training.queue_start import progress_ends
+from odh.training.queueing import read_standing
 from odh.training.sdk import InvalidSpec, TrainingClient
 from odh.training.spec import (
     EnvVar,
@@ -417,8 +419,19 @@ class MPIJob:
         return self.client.summary(self.name, self.namespace)
 
     def status(self) -> JobStatus:
-        """Where the job stands now (phase, Workers by state, start, completion)."""
-        return JobStatus.from_summary(self.summary())
+        """Where the job stands now (phase, Workers by state, start, completion); for a
+        job that names a Kueue queue and has not finished, `queue` too: its position, what
+        it needs against what is free, the jobs ahead and its expected start, as far as
+        you may read them (odh.training.queueing.QueueStanding)."""
+        summary = self.summary()
+        status = JobStatus.from_summary(summary)
+        if summary.queue and not summary.is_finished:
+            cluster = self.client.cluster
+            standing = read_standing(cluster, MPIJOB,
+                                     self.client.get_job(self.name, self.namespace),
+                                     ends_in=progress_ends(cluster))
+            status = dataclasses.replace(status, queue=standing)
+        return status
 
     def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
         """Each new status as it happens (driven by a watch on the job, not by polling),

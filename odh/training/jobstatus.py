@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.summary import JobSummary, Phase
+
+if TYPE_CHECKING:
+    from odh.training.queueing import QueueStanding
 
 __all__ = ["JobStatus", "Phase", "ResourceSpec"]
 
@@ -60,6 +63,9 @@ class JobStatus:
     step: str = ""
     created_time: datetime | None = None
     observed_at: datetime = field(default_factory=lambda: datetime.now(UTC), compare=False)
+    # where it stands in Kueue's queue (odh.training.queueing), for a job that names one
+    # and has not finished: what MPIJob.status() reads; None otherwise
+    queue: QueueStanding | None = field(default=None, compare=False)
 
     @classmethod
     def from_summary(cls, summary: JobSummary) -> JobStatus:
@@ -102,7 +108,8 @@ class JobStatus:
                 "workersTotal": self.workers_total, "startTime": stamp(self.start_time),
                 "completionTime": stamp(self.completion_time),
                 "durationSeconds": round(self.duration, 3), "reason": self.reason,
-                "message": self.message, "step": self.step}
+                "message": self.message, "step": self.step,
+                "queue": None if self.queue is None else self.queue.to_dict()}
 
     def changed_from(self, other: JobStatus | None) -> bool:
         """Did anything a person watching would notice change?"""

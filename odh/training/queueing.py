@@ -20,13 +20,14 @@ person may see their project (`may_see`), counted otherwise.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from odh.training import errors
 from odh.training.allocation import pod_requests
+from odh.training.durations import format_duration
 from odh.training.i18n import _
 from odh.training.kinds import QUEUE_LABEL, JobKind
 from odh.training.paths import as_dict, as_list, get_path
@@ -56,6 +57,15 @@ class JobAhead:
 
 
 @dataclass
+class Preemptor:
+    """The Workload whose admission preempted a job (named by UID in Kueue's message)."""
+
+    priority: int
+    priority_class: str  # its WorkloadPriorityClass, "" without one
+    name: str  # its job's name, "" in a project the person may not see
+
+
+@dataclass
 class QueueStanding:
     queue: str  # the LocalQueue the job names
     state: str  # QUEUED, ADMITTED, INADMISSIBLE, PREEMPTED, FINISHED or UNKNOWN
@@ -72,6 +82,8 @@ class QueueStanding:
     since: str = ""  # when that happened (RFC 3339)
     queues_there: list[str] = field(default_factory=list)  # a queue that does not exist
     unknown: list[str] = field(default_factory=list)  # what could not be read, and why
+    expected: ExpectedStart | None = None  # when asked for (read_standing's ends_in)
+    preempted_by: Preemptor | None = None  # None: not preempted, or by a Workload unseen
 
     @property
     def waiting(self) -> bool:
@@ -99,8 +111,20 @@ class QueueStanding:
             parts.append(needs)
         text = ", ".join(parts)
         if self.state == PREEMPTED:
-            text = _("Preempted by a job of higher priority; %(where)s") % {"where": text}
+            text = self._preempted() + "; " + text
         return text
+
+    def _preempted(self) -> str:
+        by = self.preempted_by
+        if by is None:
+            return _("Preempted by a job of higher priority")
+        priority = (f"{by.priority_class} ({by.priority})" if by.priority_class
+                    else str(by.priority))
+        if by.name:
+            return _("Preempted by %(job)s, of priority %(priority)s") % {
+                "job": by.name, "priority": priority}
+        return _("Preempted by a job of priority %(priority)s in a project you cannot "
+                 "see") % {"priority": priority}
 
     def _where(self) -> str:
         values = {"queue": self.queue, "position": self.position, "of": self.of,
@@ -129,6 +153,35 @@ class QueueStanding:
         free = format_resources(self.free.get("cpu", ZERO), self.free.get("memory", ZERO),
                                 None)
         return _("needs %(needs)s; free now: %(free)s") % {"needs": needs, "free": free}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (`describe -o json`'s `queue`, the SDK's JobStatus.to_dict)."""
+        by = self.preempted_by
+        return {
+            "localQueue": self.queue, "clusterQueue": self.cluster_queue,
+            "state": self.state, "position": self.position, "of": self.of,
+            "positionIn": "ClusterQueue" if self.in_cluster_queue else "LocalQueue",
+            "priority": self.priority, "text": self.sentence(),
+            "ahead": [{"namespace": a.namespace, "name": a.name, "priority": a.priority}
+                      for a in self.ahead],
+            "aheadElsewhere": self.ahead_hidden, "message": self.message,
+            "unknown": list(self.unknown),
+            "expectedStartSeconds": None if self.expected is None else self.expected.seconds,
+            "expectedStart": self.expected_text(),
+            "preemptedBy": None if by is None else {
+                "priority": by.priority, "priorityClass": by.priority_class, "name": by.name}}
+
+    def expected_text(self) -> str:
+        """"Expected start: in about 25m 0s" or "Expected start: unknown: ..."; "" when
+        not estimated."""
+        if self.expected is None:
+            return ""
+        if self.expected.seconds is None:
+            return _("Expected start: %(why)s") % {"why": "; ".join(self.expected.assumptions)}
+        if self.expected.seconds <= 0:
+            return _("Expected start: as soon as Kueue admits it (it fits now)")
+        return _("Expected start: in about %(duration)s") % {
+            "duration": format_duration(self.expected.seconds)}
 
     def ahead_text(self) -> str:
         """"Ahead of it: bert-ft, gpt2-sft and 2 jobs in other projects"."""
@@ -186,8 +239,14 @@ def free_quota(cluster_queue: Obj) -> dict[str, Decimal]:
 
 
 def read_standing(client: Any, kind: JobKind, job: Obj,
-                  may_see: Callable[[str], bool] | None = None) -> QueueStanding | None:
-    """Where the job stands in Kueue's queues (None: it names no queue)."""
+                  may_see: Callable[[str], bool] | None = None,
+                  ends_in: Callable[[str, str, str], float | None] | None = None,
+                  namespaces: Iterable[str] = ()) -> QueueStanding | None:
+    """Where the job stands in Kueue's queues (None: it names no queue).
+
+    With `ends_in(namespace, kind, name)` (seconds until a running job ends, None when it
+    cannot be told), a waiting job's expected start too (odh/training/queue_start.py),
+    from the Workloads the person may read: every namespace's, else `namespaces`'."""
     queue = str(get_path(job, ["metadata", "labels", QUEUE_LABEL], "") or "")
     if not queue:
         return None
@@ -229,20 +288,31 @@ def read_standing(client: Any, kind: JobKind, job: Obj,
         standing.state = PREEMPTED
         standing.message = str(preempted.get("message") or standing.message)
         standing.since = str(preempted.get("lastTransitionTime") or standing.since)
-    _place(client, standing, workload, namespace, may_see)
+    ahead, cluster_queue = _place(client, standing, workload, namespace, may_see)
+    if ends_in is not None or standing.state == PREEMPTED:
+        # imported here: queue_start builds on this module's standing and needs
+        from odh.training.queue_start import estimate, preemptor, readable_workloads
+
+        workloads = readable_workloads(client, {namespace, *namespaces})
+        if standing.state == PREEMPTED:
+            standing.preempted_by = preemptor(workloads, standing.message, may_see)
+        if ends_in is not None and standing.position is not None:
+            standing.expected = estimate(standing, cluster_queue or {}, workloads, ahead,
+                                         ends_in)
     return standing
 
 
 def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
-           may_see: Callable[[str], bool]) -> None:
-    """The queue's ClusterQueue, the position, those ahead and what is free."""
+           may_see: Callable[[str], bool]) -> tuple[list[Obj], Obj | None]:
+    """The queue's ClusterQueue, the position, those ahead and what is free. Returns the
+    pending list's items ahead of the job and the ClusterQueue (None: not readable)."""
     try:
         local = client.get_local_queue(namespace, standing.queue)
         standing.cluster_queue = str(get_path(local, ["spec", "clusterQueue"], "") or "")
     except errors.ClusterError:
         standing.unknown.append(_("the queue %(queue)s could not be read") % {
             "queue": standing.queue})
-        return
+        return [], None
     name = str(get_path(workload, ["metadata", "name"], ""))
     items: list[Obj] = []
     try:
@@ -259,11 +329,13 @@ def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
     except errors.ClusterError:
         standing.unknown.append(_("the position is unknown: the queue's pending list "
                                   "could not be read"))
+    ahead: list[Obj] = []
     for index, item in enumerate(items):
         meta = as_dict(item.get("metadata"))
         if meta.get("name") == name and meta.get("namespace") == namespace:
             standing.position, standing.of = index + 1, len(items)
             break
+        ahead.append(item)
         owner = as_dict((as_list(meta.get("ownerReferences")) or [{}])[0])
         ns = str(meta.get("namespace") or "")
         if may_see(ns):
@@ -271,12 +343,15 @@ def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
                                            int(item.get("priority") or 0)))
         else:
             standing.ahead_hidden += 1
+    cluster_queue = None
     try:
-        standing.free = free_quota(client.get_cluster_queue(standing.cluster_queue))
+        cluster_queue = client.get_cluster_queue(standing.cluster_queue)
+        standing.free = free_quota(cluster_queue)
     except errors.ClusterError:
         standing.free = None
         standing.unknown.append(_("what is free is unknown: you may not read the "
                                   "ClusterQueue %(cq)s") % {"cq": standing.cluster_queue})
+    return ahead, cluster_queue
 
 
 @dataclass
@@ -305,10 +380,13 @@ def expected_start(need: Decimal, free: Decimal, running: list[Running],
     releases = sorted(running, key=lambda r: (r.ends_in is None, r.ends_in or 0.0))
     total = free + sum((r.holds for r in running), ZERO)
     now, available = 0.0, free
+    if need > total:
+        return ExpectedStart(None, [_("it can never fit: it needs more than the queue "
+                                      "holds in all")])
     for needed in [*ahead, need]:
-        if needed > total:
-            return ExpectedStart(None, [_("it can never fit: it needs more than the queue "
-                                          "holds in all")])
+        if needed > total:  # only once a job ahead ends, which cannot be told before it runs
+            return ExpectedStart(None, [_("unknown: it must wait for jobs ahead of it to "
+                                          "finish, which have not started yet")])
         while available < needed:
             if not releases:
                 return ExpectedStart(None, assumptions)

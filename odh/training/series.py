@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .i18n import _
-from .promql import ENGINE_ACTIVE, iso
+from .promql import ENGINE_ACTIVE
 
 
 def plotly_text(text: str) -> str:
@@ -55,9 +55,8 @@ def _number(text: Any) -> float | None:
 class Series:
     name: str
     pod: str
-    x: list[str]
+    t: list[float]  # seconds since the epoch, parallel to y
     y: list[float | None]
-    t: list[float] = field(default_factory=list, repr=False)  # seconds, parallel to x
 
     def values(self) -> list[float]:
         return [v for v in self.y if v is not None]
@@ -77,9 +76,11 @@ class Series:
         return max(values) if values else None
 
     def as_dict(self) -> dict:
-        """For the charts (static/js/metrics.js): `label` is the trace's name for Plotly."""
+        """For the charts (static/js/metrics.js): `label` is the trace's name for Plotly; `t`
+        the instants in whole seconds since the epoch (Prometheus' own steps), a tenth of
+        the bytes of RFC 3339 strings and no formatting per point."""
         return {"name": self.name, "label": plotly_text(self.name), "pod": self.pod,
-                "x": list(self.x), "y": list(self.y)}
+                "t": [int(t) if t.is_integer() else t for t in self.t], "y": list(self.y)}
 
 
 def parse_matrix(result: list[dict], job: str, scale: float = 1.0, gpu: bool = False,
@@ -107,7 +108,6 @@ def parse_matrix(result: list[dict], job: str, scale: float = 1.0, gpu: bool = F
                 continue
             value = _number(point[1])
             series.t.append(t)
-            series.x.append(iso(t))
             series.y.append(None if value is None else round(value * scale, 4))
         if series.t or after is None:
             out.append(series)

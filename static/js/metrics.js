@@ -1,9 +1,11 @@
 // The Metrics tab: Plotly charts of a job's GPU, CPU and memory series, extended live.
 //
-// The page carries the series it was rendered with (a json_script) and the address of the
-// job's metrics.json. Every ~15 s, while the browser tab is visible, new points (those after
-// the last one drawn) are fetched and appended with Plotly.extendTraces. A websocket push of
-// the same JSON can call window.dashMetrics.append(payload) to do the same.
+// The page carries the tables of numbers, the address of the job's metrics.json and which
+// range to ask it for (a small json_script): the points themselves are fetched from there
+// once Plotly is ready (compact JSON: times in seconds, not in the page's weight). Every
+// ~15 s, while the browser tab is visible, new points (those after the last one drawn) are
+// fetched and appended with Plotly.extendTraces. A websocket push of the same JSON can call
+// window.dashMetrics.append(payload) to do the same.
 // Without JavaScript the tab still shows the numbers (the tables under each chart).
 //
 // Series names come partly from Prometheus labels. Plotly reads a trace's name as its own
@@ -32,7 +34,7 @@
     return unit === "bytes" ? value / GIB : value;
   }
 
-  // `units` are the words after values, translated (metrics_data.units from the view).
+  // `units` are the words after values, translated (metrics_meta.units from the view).
   function formatValue(unit, value, units) {  // the text of odh.training.metrics.format_value
     if (value === null || value === undefined || isNaN(value)) return "\u2013";
     if (unit === "percent") return value.toFixed(0) + "%";
@@ -55,6 +57,8 @@
 
   function ms(iso) { return Date.parse(iso); }
 
+  function times(seconds) { return seconds.map(function (t) { return t * 1000; }); }
+
   // What Plotly shows as it is (the server sends it escaped as `label`; this for any other)
   function plotlyText(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -76,12 +80,13 @@
   function View(root) {
     this.root = root;
     var source = document.getElementById(root.getAttribute("data-metrics-source"));
-    this.data = JSON.parse(source.textContent);
-    this.units = this.data.units || {cpu: "", gib: "", mib: ""};
+    this.meta = JSON.parse(source.textContent);
+    this.units = this.meta.units || {cpu: "", gib: "", mib: ""};
     this.url = root.getAttribute("data-json-url");
     this.interval = parseInt(root.getAttribute("data-interval"), 10) || 15000;
-    this.since = this.data.end;
-    this.end = ms(this.data.end);
+    this.data = null;  // metrics.json's first answer, once fetched (load)
+    this.since = null;
+    this.end = null;
     this.timer = null;
     this.busy = false;
     this.stopped = false;
@@ -102,7 +107,7 @@
       type: "scatter", mode: "lines",
       name: series.label !== undefined ? series.label : plotlyText(series.name),
       meta: series.name,
-      x: series.x.map(ms), y: series.y.map(function (v) { return plotted(unit, v); }),
+      x: times(series.t), y: series.y.map(function (v) { return plotted(unit, v); }),
       line: {width: 1.5, color: COLORS[index % COLORS.length]},
       hovertemplate: "%{fullData.name}: " + hoverFormat(unit, this.units) + "<extra></extra>",
       connectgaps: false
@@ -154,7 +159,7 @@
     }
     if (!chart.series.length) {
       layout.annotations.push({xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
-                               text: (this.data.empty || {})[chart.key] || "",
+                               text: (this.meta.empty || {})[chart.key] || "",
                                font: {size: 14, color: c.muted}, name: "empty"});
     }
     return layout;
@@ -178,7 +183,7 @@
 
   // New points (metrics.json's shape, only points after this.since) onto the charts.
   View.prototype.append = function (payload) {
-    if (!payload || !payload.charts || payload.range !== this.data.range) return;
+    if (!this.data || !payload || !payload.charts || payload.range !== this.data.range) return;
     var self = this;
     if (payload.end && ms(payload.end) > this.end) {
       this.end = ms(payload.end);
@@ -192,19 +197,19 @@
       if (!gd || !known || !gd.data) return;
       var xs = [], ys = [], indices = [];
       chart.series.forEach(function (s) {
-        if (!s.x.length) return;
+        if (!s.t.length) return;
         var index = -1;
         for (var i = 0; i < gd.data.length; i++) {
           if (gd.data[i].meta === s.name) { index = i; break; }
         }
         if (index < 0) {  // a new GPU or pod: a trace of its own, and a row of numbers
           window.Plotly.addTraces(gd, self.trace(s, chart.unit, gd.data.length));
-          known.series.push({name: s.name, pod: s.pod, x: [], y: []});
+          known.series.push({name: s.name, pod: s.pod, t: [], y: []});
           self.addRow(key, s.name);
           return;
         }
         indices.push(index);
-        xs.push(s.x.map(ms));
+        xs.push(times(s.t));
         ys.push(s.y.map(function (v) { return plotted(chart.unit, v); }));
       });
       if (indices.length) window.Plotly.extendTraces(gd, {x: xs, y: ys}, indices, keep);
@@ -296,14 +301,13 @@
     }
   };
 
-  View.prototype.poll = function () {
+  // metrics.json with `query`; `done(body)` with its answer, problems said on the tab.
+  View.prototype.request = function (query, done) {
     var self = this;
-    if (this.stopped || this.busy) return;
-    if (!document.body.contains(this.root)) { this.stop(); return; }
-    if (document.hidden) return;  // paused; visibilitychange polls again
     this.busy = true;
-    var url = this.url + "?range=" + encodeURIComponent(this.data.range) +
-              "&since=" + encodeURIComponent(this.since);
+    var url = this.url + "?" + Object.keys(query).map(function (k) {
+      return encodeURIComponent(k) + "=" + encodeURIComponent(query[k]);
+    }).join("&");
     fetch(url, {credentials: "same-origin", headers: {"Accept": "application/json"}})
       .then(function (response) {
         var type = response.headers.get("Content-Type") || "";
@@ -321,13 +325,35 @@
             return;
           }
           self.problem("");
-          self.append(body);
+          done(body);
         });
       })
       .catch(function (error) {
         self.problem(self.text("failed") + " " + error);
       })
       .then(function () { self.busy = false; });
+  };
+
+  // The charts' points, first time: drawn, then extended by each poll.
+  View.prototype.load = function () {
+    var self = this;
+    this.request(this.meta.query || {}, function (body) {
+      if (self.stopped || !body.charts) return;
+      self.data = body;
+      self.since = body.end;
+      self.end = ms(body.end);
+      self.draw();
+    });
+  };
+
+  View.prototype.poll = function () {
+    if (this.stopped || this.busy) return;
+    if (!document.body.contains(this.root)) { this.stop(); return; }
+    if (document.hidden) return;  // paused; visibilitychange polls again
+    if (!this.data) { this.load(); return; }  // the first fetch failed: again
+    var self = this;
+    this.request({range: this.data.range, since: this.since},
+               function (body) { self.append(body); });
   };
 
   View.prototype.start = function () {
@@ -340,7 +366,7 @@
     this.stopped = true;
     if (this.timer) window.clearInterval(this.timer);
     this.timer = null;
-    if (window.Plotly) {  // its resize listeners and styles go with it
+    if (window.Plotly && this.data) {  // its resize listeners and styles go with it
       Object.keys(this.data.charts).forEach(function (key) {
         var gd = self.graph(key);
         if (gd && gd.data) window.Plotly.purge(gd);
@@ -362,7 +388,7 @@
       views.push(view);
       whenPlotly(root.getAttribute("data-plotly-src"), function () {
         if (view.stopped) return;
-        view.draw();
+        view.load();
         view.start();
       });
     });

@@ -36,3 +36,10 @@ def test_unknown_when_an_end_that_matters_cannot_be_estimated():
 def test_a_job_that_can_never_fit_has_no_expected_start():
     result = expected_start(D(32), D(8), [Running("a", D(8), 10.0)], [])
     assert result.seconds is None and "can never fit" in result.assumptions[0]
+
+
+def test_unknown_when_it_waits_for_a_job_ahead_to_finish():
+    # the job ahead takes all 16 once a ends; ours fits only after that one ends
+    result = expected_start(D(16), D(8), [Running("a", D(8), 600.0)], [D(16)])
+    assert result.seconds is None
+    assert "wait for jobs ahead of it to finish" in result.assumptions[0]

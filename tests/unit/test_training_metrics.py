@@ -240,7 +240,8 @@ def test_gpu_series_are_named_by_worker_and_gpu_in_worker_order():
     assert [s.name for s in series] == ["worker-2 GPU 0", "worker-2 GPU 1", "worker-10 GPU 1"]
     assert series[0].pod == "bert-large-worker-2"
     assert series[0].y == [90.0]
-    assert series[0].x == ["2024-05-01T10:00:00Z"]
+    assert series[0].t == [NOW]
+    assert series[0].as_dict()["t"] == [int(NOW)]  # whole seconds, as the charts read them
 
 
 def test_pod_series_put_the_launcher_first():

@@ -164,11 +164,15 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
         charts.append({"key": key, "title": chart.title, "unit": chart.unit,
                        "rows": _table(chart), "has_capacity": bool(chart.capacity),
                        "empty": _empty_text(key, summary)})
-    data = result.as_dict()
-    data["empty"] = {c["key"]: c["empty"] for c in charts}
-    data["units"] = m.unit_labels()  # the words the script writes after values, translated
+    # the points come from metrics.json (compact, and not in the page's weight): the page
+    # says which range to ask for and carries only what the script cannot fetch
+    query = {"range": result.range.key}
+    if end is not None and summary is not None and summary.finished:
+        query["end"] = m.iso(end)
+    meta = {"query": query, "empty": {c["key"]: c["empty"] for c in charts},
+            "units": m.unit_labels()}  # the words the script writes after values, translated
     context.update({
-        "metrics": result, "metrics_charts": charts, "metrics_data": data,
+        "metrics": result, "metrics_charts": charts, "metrics_meta": meta,
         "metrics_json_url": reverse("training-job-metrics", args=[project, kind.slug, name]),
         "metrics_interval": LIVE_INTERVAL_MS,
         "metrics_gpu_fallback": result.gpu_metric == m.GPU_UTIL,
@@ -185,22 +189,32 @@ def _json_error(message: str, status: int) -> JsonResponse:
 @require_GET
 def job_metrics_json(request: HttpRequest, project: str, kind: str,
                      name: str) -> JsonResponse:
-    """The job's series over `range`; with `since` (RFC 3339), only the points after it."""
+    """The job's series over `range`; with `since` (RFC 3339), only the points after it;
+    with `end`, the range ending then rather than now (a finished job's whole run).
+
+    The Metrics tab fetches its charts' points from here once drawn (the page carries only
+    their tables), then polls with `since` for new ones."""
     job_kind = KINDS.get(kind)
     if job_kind is None or not is_namespace_name(project) or not is_object_name(name):
         return _json_error(_("There is no such job."), 404)
     if not settings.PROMETHEUS_URL:
         return _json_error(_("Metrics are not set up: PROMETHEUS_URL is not configured."), 503)
     rng = m.time_range(request.GET.get("range"))
-    since = None
+    since = end = None
     if request.GET.get("since"):
         since = m.parse_iso(request.GET["since"])
         if since is None or not params.timestamp_in_range(since):
             return _json_error(_("“since” must be a time such as 2025-01-31T12:00:00Z."), 400)
+    if request.GET.get("end"):
+        end = m.parse_iso(request.GET["end"])
+        if end is None or not params.timestamp_in_range(end):
+            return _json_error(_("“end” must be a time such as 2025-01-31T12:00:00Z."), 400)
+        end = min(end, datetime.now(UTC).timestamp())
     try:
         check_pods_access(request, project)  # a plain Prometheus would answer anyone
         with prometheus_for(request) as client:
-            result = m.job_metrics(client, project, job_kind, name, rng, since=since)
+            result = m.job_metrics(client, project, job_kind, name, rng, now=end,
+                                   since=since)
     except errors.Unauthorized as e:
         return _json_error(e.message, 401)
     except errors.Forbidden as e:

@@ -172,12 +172,14 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 
 
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
+    from odh.training.queue_start import progress_ends
     from odh.training.queueing import read_standing
 
     detail, found = _diagnosed(client, args, namespace)
     now = now_utc()
     # where it stands in Kueue's queue, if it names one (what the person may read of it)
-    standing = read_standing(client.cluster, KINDS[args.kind], detail.job) \
+    standing = read_standing(client.cluster, KINDS[args.kind], detail.job,
+                             ends_in=progress_ends(client.cluster, now)) \
         if not detail.summary.is_finished else None
     if args.output:
         dump(describe_record(detail.job, detail.summary, detail.events, found, now,

@@ -156,15 +156,7 @@ def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any
         "headline": diagnosis.headline, "culprit": str(diagnosis.culprit),
         "text": diagnosis.text(),
         "suggestions": [x.text for x in diagnosis.suggestions]}
-    record["queue"] = None if standing is None else {
-        "localQueue": standing.queue, "clusterQueue": standing.cluster_queue,
-        "state": standing.state, "position": standing.position, "of": standing.of,
-        "positionIn": "ClusterQueue" if standing.in_cluster_queue else "LocalQueue",
-        "priority": standing.priority, "text": standing.sentence(),
-        "ahead": [{"namespace": a.namespace, "name": a.name, "priority": a.priority}
-                  for a in standing.ahead],
-        "aheadElsewhere": standing.ahead_hidden, "message": standing.message,
-        "unknown": list(standing.unknown)}
+    record["queue"] = None if standing is None else standing.to_dict()
     return record
 
 
@@ -190,6 +182,8 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
         lines.append((_("Message"), " ".join(s.message.split())))
     if standing is not None:
         lines.append((_("Queue"), standing.sentence()))
+        if standing.expected_text():
+            lines.append(("", standing.expected_text()))
         if standing.ahead_text():
             lines.append(("", standing.ahead_text()))
         if standing.waiting and standing.message:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
+from datetime import UTC, datetime
 
 import pytest
 from django.core.cache import cache
@@ -30,6 +32,18 @@ def _prometheus(demo_cluster, settings):
     cache.clear()
 
 
+def _meta(body: str) -> dict:
+    """What the Metrics tab tells its script: which metrics.json to fetch, and its words."""
+    return json.loads(re.search(r'<script id="metrics-meta" type="application/json">(.*?)'
+                                r"</script>", body, re.S).group(1))
+
+
+def test_metrics_json_refuses_a_bad_end(alice):
+    r = alice.get(BERT_JSON, {"range": "15m", "end": "yesterday-ish"})
+    assert r.status_code == 400
+    assert "end" in r.json()["error"]
+
+
 def _text(body: str) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)))
 
@@ -45,7 +59,8 @@ def test_metrics_json_has_one_gpu_trace_per_worker(alice):
     assert sorted(s["pod"] for s in gpu) == [f"bert-large-pretrain-worker-{i}" for i in range(8)]
     assert [s["name"].split(" GPU ")[0] for s in gpu] == [f"worker-{i}" for i in range(8)]
     for s in gpu:
-        assert s["x"] and len(s["x"]) == len(s["y"])
+        assert s["t"] and len(s["t"]) == len(s["y"])
+        assert all(isinstance(t, int) for t in s["t"])  # seconds: compact, not RFC 3339
         assert all(0 <= y <= 100 for y in s["y"] if y is not None)  # percent, not a ratio
     memory = data["charts"]["gpu_memory"]
     assert len(memory["series"]) == 8
@@ -59,19 +74,19 @@ def test_metrics_json_has_one_gpu_trace_per_worker(alice):
 def test_metrics_json_since_returns_only_newer_points(alice):
     first = alice.get(BERT_JSON, {"range": "15m"}).json()
     trace = first["charts"]["gpu_util"]["series"][0]
-    since = trace["x"][-4]
+    cut = trace["t"][-4]
+    since = datetime.fromtimestamp(cut, UTC).isoformat().replace("+00:00", "Z")
     r = alice.get(BERT_JSON, {"range": "15m", "since": since})
     assert r.status_code == 200
     newer = r.json()
-    cut = parse_iso(since)
     for chart in newer["charts"].values():
         for s in chart["series"]:
-            assert all(parse_iso(x) > cut for x in s["x"]), (chart["key"], s["name"])
+            assert all(t > cut for t in s["t"]), (chart["key"], s["name"])
     gpu = newer["charts"]["gpu_util"]["series"]
     assert len(gpu) == 8
-    assert all(s["x"] for s in gpu)
-    assert len(gpu[0]["x"]) < len(trace["x"])
-    assert gpu[0]["x"][:3] == trace["x"][-3:]  # the same instants as the first answer
+    assert all(s["t"] for s in gpu)
+    assert len(gpu[0]["t"]) < len(trace["t"])
+    assert gpu[0]["t"][:3] == trace["t"][-3:]  # the same instants as the first answer
 
 
 def test_metrics_json_refuses_a_bad_since(alice):
@@ -113,11 +128,11 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
     # Plotly from the plotly package, loaded without defer, then our script
     assert re.search(r'<script src="/static/plotly/plotly-basic\.min\.js"></script>', body)
     assert '/static/js/metrics.js' in body
-    data = json.loads(re.search(r'<script id="metrics-data" type="application/json">(.*?)'
-                                r"</script>", body, re.S).group(1))
-    assert data["range"] == "1h"
-    assert data["units"] == {"cpu": "CPU", "gib": "GiB", "mib": "MiB"}  # for the script
-    assert len(data["charts"]["gpu_util"]["series"]) == 8
+    meta = _meta(body)
+    assert meta["query"] == {"range": "1h"}  # the points come from metrics.json...
+    assert meta["units"] == {"cpu": "CPU", "gib": "GiB", "mib": "MiB"}  # for the script
+    assert '"series"' not in body  # ...not inside the page
+    assert len(alice.get(BERT_JSON, meta["query"]).json()["charts"]["gpu_util"]["series"]) == 8
     # the numbers as text: one row per GPU with latest, average and maximum
     table = re.search(r'<table[^>]*data-chart-table="gpu_util".*?</table>', body, re.S).group(0)
     rows = re.findall(r'<tr data-series="([^"]+)"[^>]*>(.*?)</tr>', table, re.S)
@@ -183,9 +198,10 @@ def test_metrics_tab_of_a_finished_job_opens_on_its_whole_run(alice):
     assert_valid(body)
     assert "The whole run, one point every" in _text(body)
     assert re.search(r'range=job"[^>]*aria-current="true"', body)
-    data = json.loads(re.search(r'<script id="metrics-data" type="application/json">(.*?)'
-                                r"</script>", body, re.S).group(1))
-    assert data["range"].startswith("job:")
+    query = _meta(body)["query"]
+    assert query["range"].startswith("job:")
+    assert parse_iso(query["end"]) < time.time() - 3600  # the run's end, not now
+    data = alice.get(RESNET_JSON, query).json()
     assert all(chart["series"] for chart in data["charts"].values()), "the run is charted"
     assert 'class="dash-chart-empty"' not in body
     # the later points a page asks for fall on the same instants

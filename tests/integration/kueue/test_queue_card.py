@@ -46,6 +46,9 @@ def test_a_waiting_job_says_where_it_stands_and_keeps_asking(alice_page, api, ma
     assert text_of(html, "job-queue-standing") == (
         "Queued in gpu-queue: position 1 of 1 in this queue (ClusterQueue gpu-a100), "
         "needs 8 GPUs")
+    # alice may not read the ClusterQueue: no estimate, and why
+    assert text_of(html, "job-queue-expected") == (
+        "Expected start: unknown: what the ClusterQueue has free cannot be read")
     assert text_of(html, "job-queue-kueue").startswith(
         "Kueue says: couldn't assign flavors to pod set worker: insufficient unused quota")
     card = html[html.index('<section id="job-queue"'):].split(">", 1)[0]

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 from odh.training import MPIJob, ResourceSpec
+from odh.training.sdk import TrainingClient
 from tests.integration.kueue.support import (
     NS,
     _queued_job,
@@ -69,3 +70,21 @@ def test_list_by_queue_and_describe_says_where_the_job_stands(cluster, api, made
                              "-o", "json").stdout)
     assert record["queue"]["position"] == 1 and record["queue"]["positionIn"] == "LocalQueue"
     assert record["queue"]["clusterQueue"] == "gpu-a100"
+    assert record["queue"]["expectedStart"] == (
+        "Expected start: unknown: what the ClusterQueue has free cannot be read")
+    assert any(line.strip() == record["queue"]["expectedStart"] for line in lines)
+
+
+def test_the_sdk_status_of_a_queued_job_says_where_it_stands(cluster, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=2)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    waiting, _ = _queued_job(api, made, "waiting", "gpu-queue", workers=1)
+    _waiting_with(api, waiting)
+    client = TrainingClient(cluster.api_client("alice"))
+    status = MPIJob.get(waiting, NS, client=client).status()
+    assert status.phase == "Pending"
+    assert status.queue.sentence() == ("Queued in gpu-queue: position 1 of 1 in this queue "
+                                       "(ClusterQueue gpu-a100), needs 8 GPUs")
+    assert status.to_dict()["queue"]["position"] == 1
+    running = MPIJob.get(holder, NS, client=client).status()
+    assert running.queue.sentence() == "Admitted by the ClusterQueue gpu-a100 (queue gpu-queue)."

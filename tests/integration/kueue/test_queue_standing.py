@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from odh.training.client import ClusterClient
 from odh.training.kinds import MPIJOB
+from odh.training.queue_start import progress_ends
 from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED, read_standing
 from tests.integration.kueue.support import _job, _queued_job, _reserved, _waiting_with
 from tests.waiting import wait_until
 
 
-def _standing(cluster, user: str, api, name: str):
+def _standing(cluster, user: str, api, name: str, ends_in=None):
     with ClusterClient(cluster.api_client(user)) as client:
-        return read_standing(client, MPIJOB, _job(api, name))
+        return read_standing(client, MPIJOB, _job(api, name), ends_in=ends_in)
 
 
 def test_an_administrator_sees_the_position_in_the_cluster_queue_and_what_is_free(
@@ -68,7 +69,40 @@ def test_a_preempted_job_says_so(cluster, api, made):
     wait_until(lambda: _reserved(api, high), 30, message="the high job admitted")
     standing = _standing(cluster, "admin", api, low)
     assert standing.state == PREEMPTED
-    assert standing.sentence().startswith("Preempted by a job of higher priority; Queued in "
-                                          "urgent-queue: position 1 of 1")
+    # by which job and priority (the admin may read its Workload), and when it may be back
+    assert standing.sentence().startswith(f"Preempted by {high}, of priority high (1000); "
+                                          "Queued in urgent-queue: position 1 of 1")
     assert standing.message.startswith("Preempted to accommodate a workload")
     assert standing.since
+
+
+def test_a_queued_job_is_given_an_expected_start_from_the_running_jobs_ends(
+        cluster, api, made):
+    holder, _ = _queued_job(api, made, "holder", "gpu-queue", workers=1)
+    wait_until(lambda: _reserved(api, holder), 30, message="the holder's admission")
+    first, _ = _queued_job(api, made, "first", "gpu-queue", workers=2)  # 16 of 16: waits
+    second, _ = _queued_job(api, made, "second", "gpu-queue", workers=2)
+    _waiting_with(api, second)
+
+    def ends(namespace, kind, name):
+        return 600.0 if (namespace, kind, name) == ("team-a", "MPIJob", holder) else None
+
+    standing = _standing(cluster, "admin", api, first, ends_in=ends)
+    assert standing.expected.seconds == 600.0  # the holder's 8 GPUs, freed then, make 16
+    assert standing.expected_text() == "Expected start: in about 10m 0s"
+    # the second waits for the first, which will hold all 16 for as long as it runs
+    later = _standing(cluster, "admin", api, second, ends_in=ends)
+    assert later.expected.seconds is None
+    assert later.expected_text() == ("Expected start: unknown: it must wait for jobs ahead "
+                                     "of it to finish, which have not started yet")
+    # alice may not read the ClusterQueue: no estimate, and the reason
+    hers = _standing(cluster, "alice", api, first, ends_in=ends)
+    assert hers.expected_text() == ("Expected start: unknown: what the ClusterQueue has "
+                                    "free cannot be read")
+    # the holder's end as its launcher's log tells it (the progress bar's estimate)
+    with ClusterClient(cluster.api_client("admin")) as client:
+        wait_until(lambda: progress_ends(client)("team-a", "MPIJob", holder) is not None, 30,
+                   message="the holder's log to give an estimate")
+        standing = read_standing(client, MPIJOB, _job(api, first),
+                                 ends_in=progress_ends(client))
+    assert standing.expected.seconds is not None and standing.expected.seconds > 0
