@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+from benchmarks.inprocess import setup_django, signed_in_clients  # noqa: E402
 from benchmarks.readme import write_section  # noqa: E402
 from tests import simcluster_process  # noqa: E402
 
@@ -89,20 +90,8 @@ def start_cluster(work: Path, jobs: int):
 def measure(sim, jobs: int) -> dict[str, float]:
     """Median server time of each page (seconds), in this process."""
     from django.conf import settings
-    from django.test import Client
 
-    from tests.dashboard_support import sign_in
-    from training import cluster, oauth, permissions
-
-    settings.CLUSTER_KUBECONFIG = str(sim.kubeconfig("dashboard"))
-    settings.OAUTH_CLIENT_SECRET = "mpijob-dashboard-demo-secret"  # noqa: S105 - the demo's
-    cluster.cluster_config.cache_clear()
-    oauth.reset()
-    permissions.ANSWERS.clear()
-    clients = {}
-    for user in ("alice", "admin"):
-        clients[user] = Client()
-        sign_in(clients[user], sim, user)
+    clients = signed_in_clients(sim, ("alice", "admin"))
     figures = {}
     for name, (user, path) in PAGES.items():
         path = path.format(last=max(1, jobs // settings.JOBS_PER_PAGE))
@@ -165,15 +154,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="many-jobs-") as tmp:
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
-        os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/db.sqlite3"
-        os.environ["WATCHER_EMBEDDED"] = "false"
-        os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1"
-        import django
-        from django.core.management import call_command
-
-        django.setup()
-        call_command("migrate", verbosity=0)
+        setup_django(Path(tmp))
         results = {}
         for size in sizes:
             sim = start_cluster(Path(tmp), size)

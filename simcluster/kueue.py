@@ -104,6 +104,8 @@ class KueueController(Controller):
         # uid -> the resourceVersion it was created at: creation order, finer than the
         # creationTimestamp's seconds (upstream's queue heap keeps arrival order)
         self._arrived: dict[str, int] = {}
+        # uid -> (what it was tried against, Kueue's message) for workloads that did not fit
+        self._no_fit: dict[str, tuple[tuple, str]] = {}
 
     def watches(self) -> Iterable[tuple[str, Any]]:
         for plural in ("clusterqueues", "localqueues", "resourceflavors",
@@ -132,6 +134,7 @@ class KueueController(Controller):
             self._arrived[uid] = change.rv
         elif change.type == "DELETED":
             self._arrived.pop(uid, None)
+            self._no_fit.pop(uid, None)
 
     def _arrival(self, obj: Obj) -> int:
         return self._arrived.get(obj["metadata"].get("uid", ""), 0)
@@ -140,7 +143,9 @@ class KueueController(Controller):
     def reconcile(self, key: Key) -> float | None:
         jobs = self._queued_jobs()
         self._sync_workloads(jobs)
-        workloads = [w for w in self.store.list(self.workloads)]
+        # read-only (every write goes through store.mutate): copying each Workload on
+        # every reconcile made admitting 1,000 queued jobs quadratic in deep copies
+        workloads = list(self.store.iter_raw(self.workloads))
         self._admit(workloads, jobs)
         self._start_admitted(jobs)
         self._write_queue_status()
@@ -233,20 +238,45 @@ class KueueController(Controller):
                 self._pending(w, "Inadmissible", problem)
                 continue
             pending.setdefault(cq_name, []).append(w)
+        # Upstream keeps a workload that did not fit aside (inadmissible) until something
+        # that could change that happens: here, a workload tried against the same quotas,
+        # the same usage and the same workloads' priorities is not tried again.
+        quotas = repr(sorted((c["metadata"]["name"], repr(c.get("spec")))
+                             for c in self.store.iter_raw(self.cqs)))
+        admitted = self._admitted_priorities(workloads)  # (admissions below change usage)
         for cq_name, waiting in sorted(pending.items()):
             cq = self.store.get_raw(self.cqs, "", cq_name)
             strict = (cq.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
             waiting.sort(key=lambda w: (*self.order(w), self._arrival(w)))
             for w in waiting:
+                tried = (w["metadata"].get("resourceVersion"), quotas,
+                         repr(sorted(usage.items())), admitted)
+                known = self._no_fit.get(w["metadata"]["uid"])
+                if known is not None and known[0] == tried:
+                    if strict:
+                        break
+                    continue
                 assignment, message = self._assign(cq, w, usage)
                 if assignment is None:
                     if self._preempt_for(cq, w, usage, workloads):
                         break  # its quota is released: the next pass admits it
                     self._pending(w, "Pending", message)
+                    stored = self.store.get_raw(self.workloads, w["metadata"]["namespace"],
+                                                w["metadata"]["name"])
+                    if stored is not None:  # as written (its resourceVersion moved)
+                        self._no_fit[w["metadata"]["uid"]] = (
+                            (stored["metadata"].get("resourceVersion"), *tried[1:]), message)
                     if strict:
                         break
                     continue
+                self._no_fit.pop(w["metadata"]["uid"], None)
                 self._reserve(w, cq_name, assignment, usage)
+
+    @staticmethod
+    def _admitted_priorities(workloads: list[Obj]) -> str:
+        """What preemption depends on besides usage: the admitted workloads' priorities."""
+        return repr(sorted((w["metadata"].get("uid", ""), (w.get("spec") or {}).get("priority"))
+                           for w in workloads if _true(w, "QuotaReserved")))
 
     def pending_in(self, cq_name: str) -> list[Obj]:
         """The ClusterQueue's pending Workloads in its order (the visibility API's)."""

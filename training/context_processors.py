@@ -12,6 +12,7 @@ NAV_CURRENT = {
     "training-job-compare": "jobs", "training-job-delete": "jobs", "training-job-retry": "jobs",
     "training-job-new": "create", "training-job-new-step": "create",
     "training-cluster-overview": "cluster", "training-cluster-audit": "audit",
+    "training-cluster-queues": "queues",
     "training-help": "help", "training-help-page": "help",
 }
 

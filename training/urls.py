@@ -19,6 +19,7 @@ from .views import (
     metrics,
     preferences,
     prometheus,
+    queues,
     wizard,
 )
 
@@ -46,6 +47,7 @@ urlpatterns = [
     # cluster administrators: the overview and the audit trail
     path("cluster/", cluster.cluster_overview, name="training-cluster-overview"),
     path("cluster/audit/", audit_trail.audit_trail, name="training-cluster-audit"),
+    path("cluster/queues/", queues.cluster_queues, name="training-cluster-queues"),
     path("cluster/audit/export/", audit_trail.audit_export,
          name="training-cluster-audit-export"),
     # the create-job wizard (before JOB: "jobs/new/<key>/<step>/" would match it too)

@@ -25,7 +25,7 @@ JOB = ["team-nlp", "mpijob", "gpt2-finetune"]
 GETS = [
     (reverse("training-job-list"), ("project", "type", "status", "q", "sort", "page")),
     (reverse("training-job-detail", args=JOB), ("tab", "type", "pod", "range")),
-    (reverse("training-job-metrics", args=JOB), ("range", "since")),
+    (reverse("training-job-metrics", args=JOB), ("range", "since", "end")),
     (reverse("training-job-diagnosis", args=JOB), ("part",)),
     (reverse("training-job-compare"), ("job",)),
     (reverse("training-job-new"), ("clone", "fix", "template", "saved", "kind")),

@@ -101,6 +101,7 @@ def _pages(client, who: str) -> dict[str, str]:
     if who == "admin":
         pages["cluster"] = reverse("training-cluster-overview")
         pages["audit"] = reverse("training-cluster-audit")
+        pages["queues"] = reverse("training-cluster-queues")
     return pages
 
 

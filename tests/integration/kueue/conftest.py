@@ -38,3 +38,26 @@ def made(api):
     wait_until(lambda: not workloads(api), 30, message="the test's Workloads to go")
 
 
+
+
+@pytest.fixture
+def signed_in(client, db, cluster, settings):
+    """`signed_in("alice")`: Django's test client signed in to the dashboard, which talks to
+    the Kueue cluster (no watch hub: every read with the person's token)."""
+    from tests.dashboard_support import sign_in
+    from training import cluster as dashboard_cluster
+    from training import oauth, permissions
+
+    settings.CLUSTER_KUBECONFIG = str(cluster.kubeconfig("dashboard"))
+    settings.WATCHER_EMBEDDED = False
+    dashboard_cluster.cluster_config.cache_clear()
+    oauth.reset()
+    permissions.ANSWERS.clear()
+
+    def signed(user: str):
+        sign_in(client, cluster, user)
+        return client
+
+    yield signed
+    dashboard_cluster.cluster_config.cache_clear()
+    oauth.reset()

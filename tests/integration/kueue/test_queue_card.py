@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.dashboard_support import sign_in
 from tests.html_checks import assert_valid
 from tests.integration.kueue.support import NS, _queued_job, _reserved, _waiting_with
 from tests.page_text import text_of
@@ -15,19 +14,8 @@ from tests.waiting import wait_until
 
 
 @pytest.fixture
-def alice_page(client, db, cluster, settings):
-    from training import cluster as dashboard_cluster
-    from training import oauth, permissions
-
-    settings.CLUSTER_KUBECONFIG = str(cluster.kubeconfig("dashboard"))
-    settings.WATCHER_EMBEDDED = False
-    dashboard_cluster.cluster_config.cache_clear()
-    oauth.reset()
-    permissions.ANSWERS.clear()
-    sign_in(client, cluster, "alice")
-    yield client
-    dashboard_cluster.cluster_config.cache_clear()
-    oauth.reset()
+def alice_page(signed_in):
+    return signed_in("alice")
 
 
 def _detail(name: str) -> str:
