@@ -39,7 +39,7 @@ ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
 ADVANCED_FIELDS = (
     "launcher_cpu", "launcher_memory", "slots_per_worker", "mpi_implementation",
     "gpu_product", "node_selector", "tolerations", "priority_class", "queue_name",
-    "clean_pod_policy", "ttl_seconds_after_finished", "backoff_limit",
+    "queue_priority", "clean_pod_policy", "ttl_seconds_after_finished", "backoff_limit",
     "launcher_creation_policy", "disable_sidecar_injection", "labels", "annotations",
 )
 RESOURCE_FIELDS = ESSENTIAL_RESOURCE_FIELDS + ADVANCED_FIELDS
@@ -91,6 +91,7 @@ def data_from_spec(spec: MPIJobSpec) -> dict:
         "tolerations": tolerations_text(spec.tolerations),
         "priority_class": spec.priority_class,
         "queue_name": spec.queue_name,
+        "queue_priority": spec.queue_priority,
         "clean_pod_policy": spec.clean_pod_policy,
         "ttl_seconds_after_finished": "" if spec.ttl_seconds_after_finished is None
         else str(spec.ttl_seconds_after_finished),
@@ -300,6 +301,7 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
         tolerations=_read_tolerations(result, text("tolerations")),
         priority_class=text("priority_class").strip(),
         queue_name=text("queue_name").strip(),
+        queue_priority=text("queue_priority").strip(),
         clean_pod_policy=text("clean_pod_policy").strip() or defaults.clean_pod_policy,
         ttl_seconds_after_finished=ints["ttl_seconds_after_finished"],
         backoff_limit=ints["backoff_limit"],

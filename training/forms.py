@@ -125,6 +125,9 @@ class ResourcesForm(WizardStepForm):
     priority_class = _choice(_("Priority class"), [], _("Higher priority jobs are scheduled "
                                                         "first and may preempt others."))
     queue_name = _choice(_("Kueue queue"), [], _("The LocalQueue that admits the job."))
+    queue_priority = _choice(_("Queue priority"), [], _("Kueue's WorkloadPriorityClass: "
+                                                       "higher priority jobs are admitted "
+                                                       "first and may preempt lower ones."))
     clean_pod_policy = _choice(
         _("Clean-pod policy"),
         [("Running", _("Running: delete pods still running when the job ends")),

@@ -33,7 +33,7 @@ MAX_QUEUES_PER_PAGE = 10  # the list's rows name a few queues; each is one read
 ENDS_SECONDS = 30
 
 
-def _remembered_ends(token: str, client: ClusterClient) -> EndsIn:
+def remembered_ends(token: str, client: ClusterClient) -> EndsIn:
     """progress_ends, each answer kept ENDS_SECONDS for this person (see above)."""
     ends = progress_ends(client)
 
@@ -57,7 +57,7 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
     try:
         visible = {p.name for p in projects_for_user(request, client)}
         return read_standing(client, kind, job, may_see=lambda ns: ns in visible,
-                             ends_in=_remembered_ends(session.token(request), client),
+                             ends_in=remembered_ends(session.token(request), client),
                              namespaces=visible)
     except errors.ClusterError:
         return None

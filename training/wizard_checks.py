@@ -26,6 +26,7 @@ from odh.training.validation import validate_spec
 
 from . import drafts
 from .cluster import client_for_token, cluster_config
+from .wizard_queue import with_priorities
 
 log = logging.getLogger("training.wizard")
 
@@ -35,8 +36,8 @@ NODES_TTL = 30
 
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
                                 projects: list[Project], name: str = "") -> ProjectFacts:
-    return read_project_facts(client, namespace,
-                              visible=namespace in {p.name for p in projects}, name=name)
+    return with_priorities(read_project_facts(
+        client, namespace, visible=namespace in {p.name for p in projects}, name=name))
 
 
 def get_nodes() -> list[dict]:
@@ -166,6 +167,12 @@ def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | N
         return check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace)
     except (QuantityError, ValueError, ArithmeticError):
         return None
+
+
+def fit_context(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> dict:
+    """The resource check's `fit` and `fit_lines`."""
+    fit = fit_for(spec, facts, found)
+    return {"fit": fit, "fit_lines": fit_lines(fit)}
 
 
 def resources_text(cpu: str, memory: str, gpus: int) -> str:

@@ -593,6 +593,14 @@ class ClusterClient:
                 request, {"200": "object"}, None, False, _request_timeout, True)
         return self._items(fetch, namespace=namespace)
 
+    def list_workload_priority_classes(self) -> list[Obj] | None:
+        """Kueue WorkloadPriorityClasses; None when the cluster has no Kueue."""
+        try:
+            return self._items(self.custom.list_cluster_custom_object, "kueue.x-k8s.io",
+                               "v1beta1", "workloadpriorityclasses")
+        except errors.NotFound:
+            return None
+
     def list_cluster_queues(self) -> list[Obj] | None:
         """Kueue ClusterQueues; None when the cluster has no Kueue."""
         try:

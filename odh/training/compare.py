@@ -56,6 +56,7 @@ def _mpijob_settings(job: dict) -> list[Setting] | None:
                                                         sorted(spec.node_selector.items()))),
         ("priority_class", _("Priority class"), spec.priority_class),
         ("queue_name", _("Kueue queue"), spec.queue_name),
+        ("queue_priority", _("Queue priority"), spec.queue_priority),
         ("disable_sidecar_injection", _("Istio sidecar"),
          _("disabled") if spec.disable_sidecar_injection else _("allowed")),
     ]

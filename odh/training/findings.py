@@ -36,6 +36,7 @@ class ValidationContext:
     priority_classes: set[str] | None = None
     pvc_names: set[str] | None = None
     local_queues: set[str] | None = None
+    workload_priorities: set[str] | None = None  # Kueue's WorkloadPriorityClasses
     # LimitRange objects of the project as the API returns them.
     limit_ranges: list[dict] = field(default_factory=list)
 

@@ -44,7 +44,7 @@ from odh.training.importing import (
 )
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.jobwatch import job_changes, wait_until_gone
-from odh.training.kinds import MPIJOB, PRIORITY_LABEL
+from odh.training.kinds import MPIJOB
 from odh.training.logfollow import follow_pod_lines, pod_for
 from odh.training.preflight import Preflight, preflight
 from odh.training.queue_start import progress_ends
@@ -71,7 +71,8 @@ SDK_FIELDS = {"cpu_per_worker": "worker_resources.cpu",
               "memory_per_worker": "worker_resources.memory",
               "gpus_per_worker": "worker_resources.gpus",
               "launcher_cpu": "launcher_resources.cpu",
-              "launcher_memory": "launcher_resources.memory", "queue_name": "queue"}
+              "launcher_memory": "launcher_resources.memory", "queue_name": "queue",
+              "queue_priority": "priority"}
 # a fix's change -> the constructor argument that makes it
 FIX_ARGUMENTS = {"workers": "workers", "cpu_per_worker": "worker_resources.cpu",
                  "memory_per_worker": "worker_resources.memory",
@@ -201,7 +202,7 @@ class MPIJob:
             clean_pod_policy=clean_pod_policy,
             ttl_seconds_after_finished=ttl_seconds_after_finished,
             backoff_limit=backoff_limit,
-            labels={**(labels or {}), **({PRIORITY_LABEL: priority} if priority else {})},
+            queue_priority=priority, labels=dict(labels or {}),
             annotations=dict(annotations or {}))
         self._init(spec, client, kubeconfig, context)
 
@@ -316,6 +317,8 @@ class MPIJob:
                 spec.volumes = _volumes(value)
             elif key == "queue":
                 spec.queue_name = str(value)
+            elif key == "priority":
+                spec.queue_priority = str(value)
             elif key == "mpi_implementation":
                 spec.mpi_implementation = MPI_ALIASES.get(str(value).lower(), str(value))
             elif key == "command":

@@ -16,7 +16,7 @@ import copy
 from collections.abc import Callable
 
 from odh.training.i18n import _
-from odh.training.kinds import CREATED_BY_ANNOTATION, MPIJOB, QUEUE_LABEL
+from odh.training.kinds import CREATED_BY_ANNOTATION, MPIJOB, PRIORITY_LABEL, QUEUE_LABEL
 from odh.training.model import (
     LAUNCHER,
     ROLES,
@@ -210,19 +210,20 @@ def _set_resource(container: dict, name: str, value: str | int | None) -> None:
         put_path(container, ["resources", kind, name], value)
 
 
-def _write_metadata_map(m: dict, field: str, values: dict[str, str], kept: str) -> None:
-    """metadata.labels or .annotations := `values`, but for the key `kept` (the queue
-    label, the created-by annotation: fields of their own in MPIJobSpec, written
-    elsewhere), which stays as the manifest has it."""
+def _write_metadata_map(m: dict, field: str, values: dict[str, str], *kept: str) -> None:
+    """metadata.labels or .annotations := `values`, but for the keys `kept` (the queue and
+    priority labels, the created-by annotation: fields of their own in MPIJobSpec,
+    written elsewhere), which stay as the manifest has them."""
     current = as_dict(get_path(m, ["metadata", field]))
     written = dict(values)
-    if kept in current:
-        written[kept] = current[kept]
+    for key in kept:
+        if key in current:
+            written[key] = current[key]
     put_path(m, ["metadata", field], written)
 
 
 def _write_labels(m: dict, s: MPIJobSpec) -> None:
-    _write_metadata_map(m, "labels", s.labels, QUEUE_LABEL)
+    _write_metadata_map(m, "labels", s.labels, QUEUE_LABEL, PRIORITY_LABEL)
 
 
 def _write_annotations(m: dict, s: MPIJobSpec) -> None:
@@ -313,6 +314,8 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.labels, _write_labels),
     (lambda s: s.queue_name,
      _put(["metadata", "labels", QUEUE_LABEL], lambda s: s.queue_name)),
+    (lambda s: s.queue_priority,
+     _put(["metadata", "labels", PRIORITY_LABEL], lambda s: s.queue_priority)),
     (lambda s: s.annotations, _write_annotations),
     (lambda s: s.created_by,
      _put(["metadata", "annotations", CREATED_BY_ANNOTATION], lambda s: s.created_by)),

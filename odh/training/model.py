@@ -10,7 +10,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from odh.training.kinds import CREATED_BY_ANNOTATION, QUEUE_LABEL
+from odh.training.kinds import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
 
 LAUNCHER, WORKER = "Launcher", "Worker"
 ROLES = (LAUNCHER, WORKER)
@@ -115,6 +115,7 @@ class MPIJobSpec:
     tolerations: list[Toleration] = field(default_factory=list)
     priority_class: str = ""
     queue_name: str = ""
+    queue_priority: str = ""  # a Kueue WorkloadPriorityClass (label kueue.x-k8s.io/priority-class)
     clean_pod_policy: str = "Running"
     ttl_seconds_after_finished: int | None = None
     backoff_limit: int | None = None
@@ -141,6 +142,10 @@ class MPIJobSpec:
             self.labels = dict(self.labels)
             queue = self.labels.pop(QUEUE_LABEL)
             self.queue_name = self.queue_name or queue
+        if PRIORITY_LABEL in self.labels:
+            self.labels = dict(self.labels)
+            priority = self.labels.pop(PRIORITY_LABEL)
+            self.queue_priority = self.queue_priority or priority
         if CREATED_BY_ANNOTATION in self.annotations:
             self.annotations = dict(self.annotations)
             user = self.annotations.pop(CREATED_BY_ANNOTATION)

@@ -36,6 +36,8 @@ class ProjectFacts:
     pvcs: list[str] | None = None
     priority_classes: list[str] | None = None
     local_queues: list[str] | None = None
+    # Kueue's WorkloadPriorityClasses, name -> value (None: no Kueue, or not readable)
+    workload_priorities: dict[str, int] | None = None
     limit_ranges: list[dict] = field(default_factory=list)
     quotas: list[dict] = field(default_factory=list)
     quotas_readable: bool = True
@@ -47,7 +49,17 @@ class ProjectFacts:
             else None,
             pvc_names=set(self.pvcs) if self.pvcs is not None else None,
             local_queues=set(self.local_queues) if self.local_queues else None,
+            workload_priorities=set(self.workload_priorities)
+            if self.workload_priorities is not None else None,
             limit_ranges=self.limit_ranges)
+
+
+def workload_priority_values(items: list[dict] | None) -> dict[str, int] | None:
+    """name -> value of Kueue's WorkloadPriorityClasses (None stays None: unknown)."""
+    if items is None:
+        return None
+    return {str((i.get("metadata") or {}).get("name") or ""): int(i.get("value") or 0)
+            for i in items}
 
 
 def readable(call: Callable[[], T], default: T) -> T:
@@ -89,6 +101,9 @@ def read_project_facts(client: ClusterClient, namespace: str, visible: bool = Tr
     pvcs = readable(lambda: client.list_pvcs(namespace), None)
     facts.pvcs = object_names(pvcs) if pvcs is not None else None
     facts.local_queues = object_names(readable(lambda: client.list_local_queues(namespace), []))
+    if facts.local_queues:
+        facts.workload_priorities = workload_priority_values(
+            readable(client.list_workload_priority_classes, None))
     facts.limit_ranges = readable(lambda: client.list_limit_ranges(namespace), [])
     quotas = readable(lambda: client.list_quotas(namespace), None)
     facts.quotas_readable = quotas is not None

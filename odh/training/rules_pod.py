@@ -200,26 +200,42 @@ def check_placement(spec: MPIJobSpec, context: ValidationContext) -> Findings:
     yield from _check_queue(spec, context)
 
 
+def _label_choice(field: str, value: str, known: set[str] | None, values: dict,
+                  invalid: str, missing: str, none_there: str) -> Findings:
+    """A label value naming one of `known` (None: unknown, not checked): `invalid` when it
+    is no label value, `missing` (with %(choices)s) or `none_there` when it names none."""
+    problem = label_value_problem(value)
+    if problem:
+        yield FieldError(field, invalid % {**values, "problem": problem})
+    elif known is not None and value not in known:
+        if known:
+            yield FieldError(field, missing % {**values, "choices": choices(known)})
+        else:
+            yield FieldError(field, none_there % values)
+
+
 def _check_queue(spec: MPIJobSpec, context: ValidationContext) -> Findings:
     queue = text(spec.queue_name)
-    values = {"name": shown(queue), "namespace": text(spec.namespace)}
-    if not queue:
-        return
-    problem = label_value_problem(queue)
-    if problem:
-        values["problem"] = problem
-        yield FieldError("queue_name", _('Queue name "%(name)s" is not valid: %(problem)s.')
-                         % values)
-    elif context.local_queues is not None and queue not in context.local_queues:
-        if context.local_queues:
-            values["choices"] = choices(context.local_queues)
-            yield FieldError("queue_name", _('No Kueue queue called "%(name)s" exists in '
-                                             "%(namespace)s: choose one of %(choices)s, or leave "
-                                             "it empty.") % values)
-        else:
-            yield FieldError("queue_name", _('No Kueue queue called "%(name)s" exists in '
-                                             "%(namespace)s, which has none: leave it empty.")
-                             % values)
+    if queue:
+        yield from _label_choice(
+            "queue_name", queue, context.local_queues,
+            {"name": shown(queue), "namespace": text(spec.namespace)},
+            _('Queue name "%(name)s" is not valid: %(problem)s.'),
+            _('No Kueue queue called "%(name)s" exists in %(namespace)s: choose one of '
+              "%(choices)s, or leave it empty."),
+            _('No Kueue queue called "%(name)s" exists in %(namespace)s, which has none: '
+              "leave it empty."))
+    # Kueue makes no Workload for a job naming a WorkloadPriorityClass that does not
+    # exist: the job would wait suspended, with no word but an event
+    priority = text(spec.queue_priority)
+    if priority:
+        yield from _label_choice(
+            "queue_priority", priority, context.workload_priorities, {"name": shown(priority)},
+            _('Queue priority "%(name)s" is not valid: %(problem)s.'),
+            _('Queue priority "%(name)s" does not exist: choose one of %(choices)s, or leave '
+              "it empty."),
+            _('Queue priority "%(name)s" does not exist and this cluster has none: leave it '
+              "empty."))
 
 
 def _check_toleration(index: int, toleration: object) -> Findings:

@@ -310,9 +310,15 @@ def test_the_watcher_role_is_read_only():
     assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "pods", "pods/log",
                          "events", "resourcequotas", "limitranges", "nodes", "namespaces",
                          "jobs"}
+    # the web pods' own account reads only cluster-wide settings: nodes, and Kueue's
+    # ClusterQueues, priorities and pending lists (the wizard's queue check)
     (web,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-web")
-    assert web["rules"] == [{"apiGroups": [""], "resources": ["nodes"],
-                             "verbs": ["get", "list"]}]
+    assert web["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]},
+        {"apiGroups": ["kueue.x-k8s.io"],
+         "resources": ["clusterqueues", "workloadpriorityclasses"], "verbs": ["get", "list"]},
+        {"apiGroups": ["visibility.kueue.x-k8s.io"],
+         "resources": ["clusterqueues/pendingworkloads"], "verbs": ["get"]}]
 
 
 def test_the_personas():

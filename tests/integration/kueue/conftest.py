@@ -44,12 +44,15 @@ def made(api):
 def signed_in(client, db, cluster, settings):
     """`signed_in("alice")`: Django's test client signed in to the dashboard, which talks to
     the Kueue cluster (no watch hub: every read with the person's token)."""
+    from django.core.cache import cache
+
     from tests.dashboard_support import sign_in
     from training import cluster as dashboard_cluster
     from training import oauth, permissions
 
     settings.CLUSTER_KUBECONFIG = str(cluster.kubeconfig("dashboard"))
     settings.WATCHER_EMBEDDED = False
+    cache.clear()  # what the wizard shares a few seconds (Kueue's queues) is this test's
     dashboard_cluster.cluster_config.cache_clear()
     oauth.reset()
     permissions.ANSWERS.clear()

@@ -59,7 +59,7 @@ def test_a_queue_that_does_not_exist_is_named_with_those_that_do(cluster, api, m
     assert standing.state == INADMISSIBLE
     assert standing.sentence() == (
         "Waiting: the queue nlp-queue does not exist in this project. Queues there: "
-        "a-queue, b-queue, gpu-queue, strict-queue, urgent-queue.")
+        "a-queue, b-queue, default, gpu-queue, strict-queue, urgent-queue.")
 
 
 def test_a_preempted_job_says_so(cluster, api, made):

@@ -16,7 +16,7 @@ from odh.training import errors
 from odh.training.kinds import MPIJOB
 from odh.training.spec import MPIJobSpec, build_manifest
 
-from ... import drafts, mutations
+from ... import drafts, mutations, wizard_queue
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...forms import SaveTemplateForm
@@ -63,11 +63,13 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
     verb = "clone" if draft.source.startswith("clone:") else "create"
     with user_client(request) as client:
         projects = projects_for_user(request, client)
-        _facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
-                                                          projects)
+        facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
+                                                         projects)
         if checks.errors_in(found, "review"):
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_blocked": True})
+        # what Kueue will do with it, told as it is created (the queue as it is before)
+        forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
         try:
             mutations.create(request, client, spec, verb)
         except errors.Unauthorized:
@@ -76,9 +78,16 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_problem": create_problem(e, spec)})
     draft.delete()
-    messages.success(request, _("The MPIJob “%(name)s” was created in %(project)s. It starts "
-                                "as soon as its Launcher and Workers are scheduled.")
-                     % {"name": spec.name, "project": spec.namespace})
+    values = {"name": spec.name, "project": spec.namespace}
+    if forecast is None:
+        messages.success(request, _("The MPIJob “%(name)s” was created in %(project)s. It "
+                                    "starts as soon as its Launcher and Workers are "
+                                    "scheduled.") % values)
+    else:
+        messages.success(request, " ".join(part for part in (
+            _("The MPIJob “%(name)s” was created in %(project)s.") % values,
+            forecast.sentence() + ".", forecast.expected_text() and
+            forecast.expected_text() + ".") if part))
     return leave(request, reverse("training-job-detail",
                                    args=[spec.namespace, MPIJOB.slug, spec.name]))
 

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from ... import drafts, params
+from ... import drafts, params, wizard_queue
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import WizardDraft
@@ -50,10 +50,10 @@ def job_new_check(request: HttpRequest, key) -> HttpResponse:
         projects = projects_for_user(request, client)
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
                                                          projects)
-        fit = checks.fit_for(spec, facts, found)
+        forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
     return render(request, "training/wizard/parts.html#resource-check", {
-        "draft": draft, "fit": fit, "fit_lines": checks.fit_lines(fit), "facts": facts,
-        "spec": spec,
+        "draft": draft, **checks.fit_context(spec, facts, found), "facts": facts,
+        "spec": spec, "queue_forecast": forecast,
         "step": request.POST.get("step") or request.GET.get("step") or "resources"})
 
 

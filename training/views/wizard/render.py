@@ -21,7 +21,7 @@ from odh.training.kept import kept_fields
 from odh.training.sdk import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest, manifest_yaml
 
-from ... import drafts, permissions
+from ... import drafts, permissions, wizard_queue
 from ... import wizard_checks as checks
 from ...forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
 from ...models import JobTemplate, WizardDraft
@@ -42,6 +42,14 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
         assert draft is not None
         data = draft.data
         facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
+        if not data.get("queue_name") and not data.get("_queue_offered") \
+                and facts.local_queues and step != "configuration":
+            # once, where Kueue governs the project: its default queue, if it has one (a
+            # person who then chooses none keeps none)
+            data["queue_name"] = wizard_queue.default_queue(facts.local_queues)
+            data["_queue_offered"] = True
+            draft.save()
+            spec, found = checks.check_draft(data, draft.base, facts, projects)
         shown = _with_fix_notes(checks.shown_messages(found, data, step,
                                                       step in submitted_steps(draft)), data)
         validate_url = reverse("training-job-new-validate", args=[draft.key])
@@ -60,11 +68,13 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             context["form"] = form
         elif step == "resources":
             context.update(_resources_context(data, spec, facts, validate_url, shown))
-            context["fit"] = fit = checks.fit_for(spec, facts, found)
-            context["fit_lines"] = checks.fit_lines(fit)
+            context.update(checks.fit_context(spec, facts, found))
+            context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
+                                                                  projects)
         elif step == "review":
-            context["fit"] = fit = checks.fit_for(spec, facts, found)
-            context["fit_lines"] = checks.fit_lines(fit)
+            context.update(checks.fit_context(spec, facts, found))
+            context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
+                                                                  projects)
             context.update(_review_context(request, client, draft, spec, found))
     if extra:
         context.update(extra)
@@ -113,6 +123,11 @@ def _resources_context(data: dict, spec: MPIJobSpec, facts: checks.ProjectFacts,
     form.set_choices("queue_name", [("", _("None (not managed by Kueue)"))]
                      + [(n, n) for n in facts.local_queues or []],
                      _("%(value)s (no such LocalQueue here)"))
+    priorities = facts.workload_priorities or {}
+    form.set_choices("queue_priority", [("", _("None (priority 0)"))]
+                     + [(n, _("%(name)s (%(value)d)") % {"name": n, "value": v})
+                        for n, v in sorted(priorities.items(), key=lambda p: -p[1])],
+                     _("%(value)s (not in this cluster)"))
     env_rows = []
     for i, row in enumerate(data.get("env") or []):
         if not isinstance(row, dict):
