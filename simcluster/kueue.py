@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from . import scheduling
+from . import scheduling, strategies
 from .controllers.base import Controller, Key
 from .controllers.conditions import get_condition, is_true
 from .quantity import format_for
@@ -321,6 +321,9 @@ class KueueController(Controller):
         """What all of a pod set's pods ask for, LimitRange defaults included."""
         pod = {"metadata": {"namespace": w["metadata"]["namespace"]},
                "spec": copy.deepcopy((ps.get("template") or {}).get("spec") or {})}
+        # as the API server makes the pods: requests default to limits first, then the
+        # LimitRanges fill what is still missing (a defaultRequest never beats a limit)
+        strategies.default_pod_requests(pod["spec"])
         with contextlib.suppress(Exception):  # over a maximum: its pods will be refused
             self.cluster.admission._limit_ranges(pod)
         per_pod = scheduling.pod_requests(pod)

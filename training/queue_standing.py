@@ -1,8 +1,10 @@
 """Where jobs queued by Kueue stand, read with the viewer's token (odh/training/queueing.py):
-the job page's Queue card, which refreshes itself over HTTP every REFRESH_SECONDS while
-the job waits (`training-job-queue`), so the position moves as the queue does (left out
-for jobs that name no queue or have finished); and the job list's "Queued: 2 of 5 in
-gpu-queue" under a waiting row's status.
+the job page's Queue card, which fetches itself again over HTTP (`training-job-queue`)
+whenever the page's socket is told that Kueue's Workloads moved (the watch hub watches
+them: training/queue_subscriptions.py), and every REFRESH_SECONDS while the job waits
+where no such word comes, so the position moves as the queue does (left out for jobs that
+name no queue or have finished); and the job list's "Queued: 2 of 5 in gpu-queue" under a
+waiting row's status.
 
 The card's expected start (odh/training/queue_start.py) needs each running job's end in
 the same ClusterQueue, from its launcher's log (three reads per job): those ends are kept
@@ -25,10 +27,10 @@ from odh.training.queue_start import EndsIn, progress_ends
 from odh.training.queueing import QueueStanding, read_standing
 from odh.training.summary import JobStatus, JobSummary
 
-from . import session
+from . import kueue_settings, session
 from .projects import projects_for_user
 
-REFRESH_SECONDS = 10
+REFRESH_SECONDS = 30
 MAX_QUEUES_PER_PAGE = 10  # the list's rows name a few queues; each is one read
 ENDS_SECONDS = 30
 
@@ -58,7 +60,7 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
         visible = {p.name for p in projects_for_user(request, client)}
         return read_standing(client, kind, job, may_see=lambda ns: ns in visible,
                              ends_in=remembered_ends(session.token(request), client),
-                             namespaces=visible)
+                             namespaces=visible, cluster_queue=kueue_settings.cluster_queue)
     except errors.ClusterError:
         return None
 

@@ -430,9 +430,10 @@ class OneJob(SubscriptionKind):
 KINDS: dict[str, SubscriptionKind] = {k.name: k for k in (ProjectJobs(), OneJob())}
 
 # More kinds add themselves to KINDS (they build on the classes above): the admin overview
-# (`cluster=overview`, training/cluster_subscriptions.py) and live logs
-# (`logs=<project>/<pod>`, training/log_subscriptions.py).
-from . import cluster_subscriptions, log_subscriptions  # noqa: E402, F401
+# (`cluster=overview`, training/cluster_subscriptions.py), live logs
+# (`logs=<project>/<pod>`, training/log_subscriptions.py) and Kueue's queues
+# (`queue=<project>|*`, training/queue_subscriptions.py).
+from . import cluster_subscriptions, log_subscriptions, queue_subscriptions  # noqa: E402, F401
 
 
 # -- helpers for the consumer and the pages ------------------------------------------------------
@@ -504,11 +505,13 @@ def list_namespaces(covered: Iterable[str], shown: Iterable[str],
 
 
 def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = (),
-               rows: Iterable[str] | None = None, listed: str = "", tab: str = "") -> str:
+               rows: Iterable[str] | None = None, listed: str = "", tab: str = "",
+               queues: Iterable[str] = ()) -> str:
     """The address a page opens its socket on (relative: the browser adds ws[s]://host);
     a job list names the rows it shows and when it listed them (`parse_page`)."""
     params = [("ns", ns) for ns in dict.fromkeys(namespaces)]
     params += [("job", ref) for ref in dict.fromkeys(jobs)]
+    params += [("queue", q) for q in dict.fromkeys(queues)]
     if rows is not None:
         params.append((ROWS, ",".join(rows)))
     if listed:

@@ -2,27 +2,21 @@
 chosen by default, the WorkloadPriorityClasses offered, and what Kueue will do with the
 job: admit it at once, or queue it at a position with an expected start.
 
-The LocalQueue is read with the person's token. The ClusterQueues, their pending lists
-and the WorkloadPriorityClasses are cluster-wide settings that Kueue's user role does not
-let people read, so they are read with the dashboard's service account, as the nodes are
-(training/wizard_checks.py), and shared for KUEUE_TTL seconds; of other projects' waiting
-jobs only their number and priorities are used, never shown. The expected start is read
-with the person's token (odh/training/queue_start.py): it is "unknown" when it depends on
-jobs they may not see.
+The LocalQueue is read with the person's token; the ClusterQueues, their pending lists
+and the WorkloadPriorityClasses with the dashboard's (training/kueue_settings.py); of other
+projects' waiting jobs only their number and priorities are used, never shown. The
+expected start is read with the person's token (odh/training/queue_start.py): it is
+"unknown" when it depends on jobs they may not see.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
-from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from odh.training import errors
 from odh.training.client import ClusterClient, Project
-from odh.training.preflight import ProjectFacts, workload_priority_values
+from odh.training.preflight import ProjectFacts
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.queue_forecast import QueueForecast, queue_forecast
 from odh.training.queue_start import estimate, readable_workloads
@@ -30,42 +24,17 @@ from odh.training.spec import MPIJobSpec
 from odh.training.totals import totals_for
 
 from . import session
-from .cluster import client_for_token, cluster_config
+from .kueue_settings import cluster_queues, pending_in, workload_priorities
 from .queue_standing import remembered_ends
 
-log = logging.getLogger("training.wizard")
-
-KUEUE_TTL = 10
 DEFAULT_QUEUE = "default"  # Kueue's LocalQueueDefaulting: the queue of jobs naming none
 
 
 def default_queue(local_queues: list[str]) -> str:
-    """The queue a new job starts with: the project's "default" LocalQueue, else its only
-    one; else none (the person chooses)."""
-    if DEFAULT_QUEUE in local_queues:
-        return DEFAULT_QUEUE
-    return local_queues[0] if len(local_queues) == 1 else ""
-
-
-def _service_account_read(key: str, read) -> Any:
-    """`read(client)` with the dashboard's service account, shared KUEUE_TTL seconds; None
-    when it cannot be read (logged)."""
-    found = cache.get(key, default=False)
-    if found is not False:
-        return found
-    try:
-        with client_for_token(cluster_config().service_account_token) as sa:
-            found = read(sa)
-    except errors.ClusterError as e:
-        log.warning("Kueue's %s cannot be read with the service account: %s", key, e.message)
-        found = None
-    cache.set(key, found, KUEUE_TTL)
-    return found
-
-
-def workload_priorities() -> dict[str, int] | None:
-    return workload_priority_values(_service_account_read(
-        "wizard:kueue:priorities", lambda sa: sa.list_workload_priority_classes()))
+    """The queue a new job starts with: the project's "default" LocalQueue (where Kueue
+    puts jobs that name none), else none: a project may keep queues for some jobs only,
+    and the person chooses."""
+    return DEFAULT_QUEUE if DEFAULT_QUEUE in local_queues else ""
 
 
 def with_priorities(facts: ProjectFacts) -> ProjectFacts:
@@ -95,15 +64,12 @@ def forecast_for(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec,
         return QueueForecast(spec.queue_name, unknown=_(
             "the queue %(queue)s could not be read: %(why)s") % {
             "queue": spec.queue_name, "why": e.message})
-    cluster_queues = _service_account_read("wizard:kueue:clusterqueues",
-                                           lambda sa: sa.list_cluster_queues())
-    if cluster_queues is None:
+    all_queues = cluster_queues()
+    if all_queues is None:
         return QueueForecast(spec.queue_name, unknown=_(
             "its ClusterQueues could not be read, so whether the job fits is not known"))
     cq_name = str(((local_queue or {}).get("spec") or {}).get("clusterQueue") or "")
-    pending = _service_account_read(
-        f"wizard:kueue:pending:{cq_name}",
-        lambda sa: sa.pending_workloads(cluster_queue=cq_name)) if cq_name else []
+    pending = pending_in(cq_name) if cq_name else []
     token = session.token(request)
     visible = {p.name for p in projects}
 
@@ -113,4 +79,4 @@ def forecast_for(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec,
 
     priority = (facts.workload_priorities or {}).get(spec.queue_priority, 0)
     return queue_forecast(_needs(spec), priority, spec.queue_name, local_queue,
-                          cluster_queues, pending, expected)
+                          all_queues, pending, expected)

@@ -241,12 +241,16 @@ def free_quota(cluster_queue: Obj) -> dict[str, Decimal]:
 def read_standing(client: Any, kind: JobKind, job: Obj,
                   may_see: Callable[[str], bool] | None = None,
                   ends_in: Callable[[str, str, str], float | None] | None = None,
-                  namespaces: Iterable[str] = ()) -> QueueStanding | None:
+                  namespaces: Iterable[str] = (),
+                  cluster_queue: Callable[[str], Obj | None] | None = None
+                  ) -> QueueStanding | None:
     """Where the job stands in Kueue's queues (None: it names no queue).
 
     With `ends_in(namespace, kind, name)` (seconds until a running job ends, None when it
     cannot be told), a waiting job's expected start too (odh/training/queue_start.py),
-    from the Workloads the person may read: every namespace's, else `namespaces`'."""
+    from the Workloads the person may read: every namespace's, else `namespaces`'.
+    `cluster_queue(name)`: the ClusterQueue where the person may not read it (the
+    dashboard reads it with its own account: training/kueue_settings.py)."""
     queue = str(get_path(job, ["metadata", "labels", QUEUE_LABEL], "") or "")
     if not queue:
         return None
@@ -288,7 +292,8 @@ def read_standing(client: Any, kind: JobKind, job: Obj,
         standing.state = PREEMPTED
         standing.message = str(preempted.get("message") or standing.message)
         standing.since = str(preempted.get("lastTransitionTime") or standing.since)
-    ahead, cluster_queue = _place(client, standing, workload, namespace, may_see)
+    ahead, queue_object = _place(client, standing, workload, namespace, may_see,
+                                 cluster_queue)
     if ends_in is not None or standing.state == PREEMPTED:
         # imported here: queue_start builds on this module's standing and needs
         from odh.training.queue_start import estimate, preemptor, readable_workloads
@@ -297,13 +302,14 @@ def read_standing(client: Any, kind: JobKind, job: Obj,
         if standing.state == PREEMPTED:
             standing.preempted_by = preemptor(workloads, standing.message, may_see)
         if ends_in is not None and standing.position is not None:
-            standing.expected = estimate(standing, cluster_queue or {}, workloads, ahead,
+            standing.expected = estimate(standing, queue_object or {}, workloads, ahead,
                                          ends_in)
     return standing
 
 
 def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
-           may_see: Callable[[str], bool]) -> tuple[list[Obj], Obj | None]:
+           may_see: Callable[[str], bool],
+           fallback: Callable[[str], Obj | None] | None) -> tuple[list[Obj], Obj | None]:
     """The queue's ClusterQueue, the position, those ahead and what is free. Returns the
     pending list's items ahead of the job and the ClusterQueue (None: not readable)."""
     try:
@@ -346,8 +352,12 @@ def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
     cluster_queue = None
     try:
         cluster_queue = client.get_cluster_queue(standing.cluster_queue)
-        standing.free = free_quota(cluster_queue)
     except errors.ClusterError:
+        if fallback is not None:
+            cluster_queue = fallback(standing.cluster_queue)
+    if cluster_queue is not None:
+        standing.free = free_quota(cluster_queue)
+    else:
         standing.free = None
         standing.unknown.append(_("what is free is unknown: you may not read the "
                                   "ClusterQueue %(cq)s") % {"cq": standing.cluster_queue})

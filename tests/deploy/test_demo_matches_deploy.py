@@ -19,11 +19,14 @@ def grants(role: dict) -> set[tuple[str, str, str]]:
 def test_the_demo_service_account_has_the_watchers_rights():
     scenario = yaml.safe_load(DEMO.read_text())
     (account,) = [a for a in scenario["serviceAccounts"] if a.get("kubeconfig") == "dashboard"]
-    (demo_role,) = [o for o in scenario["objects"] if o["kind"] == "ClusterRole"
-                    and o["metadata"]["name"] in account["clusterRoles"]]
-    (deploy_role,) = [o for o in m.load("base/rbac-watcher.yaml") if o["kind"] == "ClusterRole"]
-    assert demo_role["metadata"]["name"] == deploy_role["metadata"]["name"]
-    assert grants(demo_role) == grants(deploy_role)
+    # one account in the demo for what deploy gives two: the watcher's and the web pods'
+    demo_roles = {o["metadata"]["name"]: o for o in scenario["objects"]
+                  if o["kind"] == "ClusterRole"
+                  and o["metadata"]["name"] in account["clusterRoles"]}
+    for path in ("base/rbac-watcher.yaml", "base/rbac-web.yaml"):
+        (deploy_role,) = [o for o in m.load(path) if o["kind"] == "ClusterRole"]
+        assert grants(demo_roles.pop(deploy_role["metadata"]["name"])) == grants(deploy_role)
+    assert demo_roles == {}
 
 
 def test_the_demo_oauth_client_is_registered_as_deploy_registers_it():

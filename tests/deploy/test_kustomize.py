@@ -309,7 +309,7 @@ def test_the_watcher_role_is_read_only():
     resources = {r for rule in role["rules"] for r in rule["resources"]}
     assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "pods", "pods/log",
                          "events", "resourcequotas", "limitranges", "nodes", "namespaces",
-                         "jobs"}
+                         "jobs", "workloads", "clusterqueues"}
     # the web pods' own account reads only cluster-wide settings: nodes, and Kueue's
     # ClusterQueues, priorities and pending lists (the wizard's queue check)
     (web,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-web")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -50,19 +51,19 @@ def _register_redirect(cluster, port: int) -> None:
             _content_type="application/merge-patch+json")
 
 
-@pytest.fixture(scope="session")
-def live_dashboard(e2e_cluster, tmp_path_factory):
-    """The dashboard under daphne (real ASGI server), signed in through simcluster's OAuth."""
+@contextmanager
+def dashboard_on(cluster, workdir: Path):
+    """The dashboard under daphne (real ASGI server) for `cluster`, signed in through its
+    OAuth; yields its address."""
     port = simcluster_process.free_port()
-    _register_redirect(e2e_cluster, port)
-    workdir = tmp_path_factory.mktemp("dashboard")
+    _register_redirect(cluster, port)
     env = dict(os.environ,
                DJANGO_SETTINGS_MODULE="dashboard.settings",
                DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
-               CLUSTER_KUBECONFIG=str(e2e_cluster.kubeconfig("dashboard")),
+               CLUSTER_KUBECONFIG=str(cluster.kubeconfig("dashboard")),
                OAUTH_CLIENT_ID="mpijob-dashboard",
                OAUTH_CLIENT_SECRET="mpijob-dashboard-demo-secret",
-               PROMETHEUS_URL=e2e_cluster.prometheus_url,
+               PROMETHEUS_URL=cluster.prometheus_url,
                ALLOWED_HOSTS="127.0.0.1,localhost")
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                    cwd=ROOT, env=env, check=True)
@@ -80,10 +81,20 @@ def live_dashboard(e2e_cluster, tmp_path_factory):
         except requests.ConnectionError:
             return False
 
-    wait_until(up, 30, message="daphne to answer /healthz")
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    try:
+        wait_until(up, 30, message="daphne to answer /healthz")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def live_dashboard(e2e_cluster, tmp_path_factory):
+    """The dashboard under daphne, signed in through simcluster's OAuth."""
+    with dashboard_on(e2e_cluster, tmp_path_factory.mktemp("dashboard")) as url:
+        yield url
 
 
 @pytest.fixture

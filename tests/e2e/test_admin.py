@@ -20,7 +20,7 @@ from tests.waiting import wait_until
 from tests.wizard_cluster import ClusterJobs
 
 GPU = "nvidia.com/gpu"
-DEMO_GPU_QUOTAS = {"team-nlp": "16", "team-cv": "48", "research": "8"}
+DEMO_GPU_QUOTAS = {"team-nlp": "16", "team-cv": "56", "research": "8"}
 
 
 def _cluster(sim) -> dict:

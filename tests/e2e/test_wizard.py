@@ -90,7 +90,7 @@ def test_too_many_gpus_then_the_suggested_fix(page, live_dashboard, cluster, scr
     sign_in(page, live_dashboard, "alice", next_path="/jobs/new/")
     page.get_by_role("button", name="Create an MPIJob").click()
     name = _name("e2e-fix")
-    # team-cv's jobs hold 30 of its 48 GPUs (vit-huge-pretrain's waiting Workers hold 24)
+    # team-cv's jobs hold 38 of its 56 GPUs (vit-huge-pretrain's waiting Workers hold 24)
     cluster.track("team-cv", name)
     _configure(page, name, "team-cv")
     page.get_by_label("Command").fill("horovodrun -np 20 python /workspace/train.py")
@@ -100,7 +100,7 @@ def test_too_many_gpus_then_the_suggested_fix(page, live_dashboard, cluster, scr
     page.get_by_label("GPUs per worker").fill("4")
     check = page.get_by_role("region", name="Resource check")
     expect(check).to_contain_text("Requested 20 GPUs but only 18 available under the "
-                                  "team-cv quota (30/48 in use)")
+                                  "team-cv quota (38/56 in use)")
     expect(check.get_by_role("table", name="Quota use")).to_contain_text("GPUs")
     screenshot("wizard-quota-check")
     check.get_by_role("button", name="Reduce workers to 4").click()

@@ -47,5 +47,9 @@ CONTROL_GROUP = "hub.control"
 # quotas, training jobs or their pods changed.
 CLUSTER_GROUP = "cluster"
 
+# Pages that show where jobs stand in Kueue's queues (training/queue_subscriptions.py): told
+# when a Workload changed (admitted, queued, preempted, finished, gone).
+QUEUES_GROUP = "queues"
+
 # Every live socket: whether the watch hub sees the cluster (training/hub/status.py).
 STATUS_GROUP = "hub.status"

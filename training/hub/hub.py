@@ -73,7 +73,7 @@ from odh.training.summary import JobSummary
 from odh.training.watch import ResilientWatch, WatchedResource
 
 from .. import diagnoses, live
-from .cluster import ClusterNotices  # the admin overview's "cluster changed" notices
+from .cluster import ClusterNotices, queue_notices  # "cluster / queues changed" notices
 from .groups import job_group, ns_group
 from .history import HistoryWriter
 from .languages import ViewerLanguages, localized
@@ -101,6 +101,8 @@ RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
 PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
 EVENTS = WatchedResource("events")
 QUOTAS = WatchedResource("resourcequotas")
+# Kueue's Workloads, where the cluster serves Kueue: any change tells the queue pages
+WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
 
 
 def job_resource(kind: JobKind) -> WatchedResource:
@@ -219,6 +221,9 @@ class Hub:
         self._threads: list[threading.Thread] = []
         # the admin overview: told (at most every few seconds) that quotas, jobs or pods moved
         self.cluster = ClusterNotices(self._send, self.ready)
+        # pages showing where jobs stand in Kueue's queues: told when a Workload moved
+        self.queues = queue_notices(self._send, self.ready)
+        self.queue_watch: ResilientWatch | None = None
         # open pages: told whether the hub sees the cluster (else their updates are paused)
         self._discovery_failing = False
         # a server that hangs leaves the watches silent, not failing: asked directly
@@ -239,6 +244,7 @@ class Hub:
         if self.sessions is not None:
             self.sessions.start()
         self.cluster.start()
+        self.queues.start()
         self.probe.start()
         self.status.start()
         for target, name in ((self._open_watches, "hub-start"), (self._flush_loop, "hub-flush")):
@@ -264,6 +270,9 @@ class Hub:
         if self.sessions is not None:
             self.sessions.stop()
         self.cluster.stop()
+        self.queues.stop()
+        if self.queue_watch is not None:
+            self.queue_watch.stop(timeout=10)
         self.probe.stop()
         self.status.stop()
         self.publisher.close()
@@ -340,6 +349,25 @@ class Hub:
         log.info("watch hub: watching %s", ", ".join(w.resource.name for w in self.watches))
         with self._cond:
             self._cond.notify_all()
+        self._watch_workloads()
+
+    def _watch_workloads(self) -> None:
+        """Kueue's Workloads, if the cluster serves Kueue and the hub may watch them: apart
+        from the job watches (readiness does not wait for it; without it the queue pages
+        fall back to fetching themselves now and then)."""
+        try:
+            with self.client_factory() as client:
+                if client.list_cluster_queues() is None:
+                    return  # no Kueue here
+        except Exception as e:  # refused, or the cluster away: the pages poll instead
+            log.info("watch hub: not watching Kueue's Workloads (%s)", e)
+            return
+        watch = ResilientWatch(self.client_factory(), WORKLOADS,
+                               lambda _etype, _obj: self.queues.changed(),
+                               timeout_seconds=self.watch_timeout,
+                               client_factory=self.refresh_client_factory)
+        self.queue_watch = watch.start()
+        log.info("watch hub: watching %s", WORKLOADS.name)
 
     def _job_handler(self, kind: JobKind) -> Callable[[str, dict], None]:
         def handle(etype: str, obj: dict) -> None:

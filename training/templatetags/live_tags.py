@@ -23,7 +23,9 @@ def live_socket_for_job(summary, tab: str = "") -> dict:
     (Events rows are sent to the Events tab only); a tab chosen later is told to the open
     socket by static/js/live.js."""
     ref = f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
-    return {"url": socket_url(jobs=[ref], tab=tab), "what": "job"}
+    # a job in a Kueue queue: told when the queues move (its Queue card reads them again)
+    queues = [summary.namespace] if summary.queue and not summary.is_finished else []
+    return {"url": socket_url(jobs=[ref], tab=tab, queues=queues), "what": "job"}
 
 
 @register.inclusion_tag("training/partials/live_socket.html")

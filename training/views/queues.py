@@ -1,6 +1,9 @@
 """The administrators' view of Kueue's queues at /cluster/queues/ (odh/training/queue_admin):
 per ClusterQueue its quota per flavor (nominal, used, borrowed, the cohort's limits), the
 admitted Workloads and the pending ones in Kueue's order with their waits and reasons.
+Live: the page's socket (`queue=*`) is told when a Workload moved, and the `#queues` part
+is fetched again at once (else every REFRESH_SECONDS, the fallback where the watch hub
+cannot watch Workloads).
 
 For the people who may see the cluster pages (training/views/cluster.py), read with their
 own token: the ClusterQueues, every Workload (one list) and each ClusterQueue's pending
@@ -20,10 +23,12 @@ from odh.training import errors
 from odh.training.queue_admin import QueueView, queue_views
 
 from ..cluster import user_client
+from ..queue_subscriptions import EVERY_QUEUE
+from ..subscriptions import socket_url
 from .cluster import allowed_here, forbidden_page
 from .pages import render_page
 
-REFRESH_SECONDS = 5
+REFRESH_SECONDS = 30
 
 
 def _read(client) -> tuple[list[QueueView] | None, str]:
@@ -54,5 +59,5 @@ def cluster_queues(request: HttpRequest) -> HttpResponse:
             return forbidden_page(request)
         views, problem = _read(client)
     context = {"queues": views, "problem": problem, "now": datetime.now(UTC),
-               "refresh": REFRESH_SECONDS}
+               "refresh": REFRESH_SECONDS, "live_url": socket_url(queues=[EVERY_QUEUE])}
     return render_page(request, "training/cluster_queues.html", context, "queues")

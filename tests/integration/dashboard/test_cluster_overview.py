@@ -29,7 +29,7 @@ GPU = "nvidia.com/gpu"
 DEMO_QUOTAS = {
     "team-nlp": {"GPUs": "16", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
                  "MPIJobs": "20"},
-    "team-cv": {"GPUs": "48", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
+    "team-cv": {"GPUs": "56", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
                 "MPIJobs": "20"},
     "research": {"GPUs": "8", "CPUs": "64", "Memory": "512Gi", "Pods": "50", "MPIJobs": "5"},
 }
@@ -128,7 +128,10 @@ def test_jobs_by_type_waiting_jobs_and_success_rate(admin, demo_cluster):
     # resnet50-imagenet succeeded 3 hours ago, gpt2-finetune failed 2 hours ago
     success = text_of(html, "success-mpijob")
     assert success.startswith("MPIJob ") and "%" in success
-    assert "Kueue" not in html  # the demo cluster has no Kueue
+    # the demo's Kueue: its two ClusterQueues, and the jobs it holds waiting, said so
+    assert ids_starting(html, "queue-") == ["queue-team-cv-a100", "queue-team-nlp-a100"]
+    assert "Waiting in the Kueue queue team-cv-queue" in text_of(
+        html, "waiting-team-cv-mpijob-segformer-sweep")
 
 
 def test_finished_jobs_kept_in_the_history_count_once(admin, demo_cluster):

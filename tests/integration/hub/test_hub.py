@@ -24,6 +24,23 @@ def test_the_hub_watches_every_served_kind_with_the_dashboard_account(hub):
     assert stats["index"]["jobs"] >= 7  # the demo's jobs in every project
 
 
+def test_a_workload_that_moves_tells_the_queue_pages(hub, loop_thread, layer, jobs):
+    """The demo serves Kueue: the hub watches its Workloads (apart from the job watches)
+    and tells the `queues` group, with no word of what moved, when one does."""
+    from training.hub.groups import QUEUES_GROUP
+
+    assert hub.queue_watch is not None and hub.queue_watch.synced.wait(30)
+    queues = Subscriber(loop_thread, layer, QUEUES_GROUP)
+    try:
+        body = mpijob("hub-queued", workers=1, run_seconds=120)
+        body["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-nlp-queue"}
+        jobs.create(body)  # Kueue makes it a Workload, which waits: bert holds the GPUs
+        notice = queues.wait_for(lambda m: m.get("queue") is True, what="a queue notice")
+        assert notice["type"] == "hub.update" and notice["job"] == "" and notice["html"] == ""
+    finally:
+        queues.leave()
+
+
 def test_a_new_job_is_pushed_to_its_page_and_the_list(hub, loop_thread, layer, jobs):
     name = "hub-new"
     page = Subscriber(loop_thread, layer, f"job.{NS}.{name}")

@@ -60,7 +60,9 @@ def test_an_administrator_sees_each_queue_its_quota_and_its_order(signed_in, api
                         r'.*?</tr>', html, re.S).group(0)
     assert ">4<" in lending.replace(" ", "")
     # the part the page fetches again: the holder goes, the urgent job is admitted
-    assert 'hx-trigger="every 5s"' in html
+    assert "live:message[detail.type=='queue-changed'] from:body, every 30s" in \
+        html.replace("&#x27;", "'")
+    assert "queue=%2A" in html  # its socket follows every queue
     api["jobs"].delete_namespaced_custom_object(GROUP, MPI_VERSION, NS, "mpijobs", holder)
     wait_until(lambda: _reserved(api, urgent), 30, message="the urgent job's admission")
     part = admin.get(URL, HTTP_HX_REQUEST="true").content.decode()

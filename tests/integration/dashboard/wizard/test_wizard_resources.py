@@ -42,9 +42,9 @@ def _gpus_in_use(demo_cluster, namespace: str) -> int:
     return int(quota.status.used["requests.nvidia.com/gpu"])
 
 
-# team-cv's quota is 48 GPUs, and its jobs hold 30 of them (vit-huge-pretrain's two waiting
-# 12-GPU Workers and three 2-GPU jobs): 5 workers x 4 GPUs do not fit, 4 workers or 3 GPUs
-# each do.
+# team-cv's quota is 56 GPUs, and its jobs hold 38 of them (vit-huge-pretrain's two waiting
+# 12-GPU Workers, three 2-GPU jobs and the two its Kueue queue runs): 5 workers x 4 GPUs do
+# not fit, 4 workers or 3 GPUs each do.
 CV = "team-cv"
 
 
@@ -54,10 +54,10 @@ def test_more_gpus_than_the_quota_shows_the_numbers_and_fixes(alice, demo_cluste
     assert_valid(page)
     text = _text(page)
     used = _gpus_in_use(demo_cluster, CV)
-    assert used == 30
+    assert used == 38
     assert "5 workers x 4 GPUs = 20 GPUs" in text
-    assert (f"Requested 20 GPUs but only {48 - used} available under the team-cv quota "
-            f"({used}/48 in use)") in text
+    assert (f"Requested 20 GPUs but only {56 - used} available under the team-cv quota "
+            f"({used}/56 in use)") in text
     assert "it will wait, Pending" in text
     assert "Reduce workers to 4" in text
     assert "Reduce GPUs per worker to 3" in text

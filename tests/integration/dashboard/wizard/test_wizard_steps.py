@@ -73,7 +73,12 @@ def test_each_step_has_labelled_fields_and_valid_html(alice):
         assert f">{label}</span>" in resources, label
     assert '<details class="dash-advanced" id="advanced">' in resources  # collapsed
     assert "NVIDIA-A100-SXM4-80GB" in resources  # GPU types from the nodes' labels
-    assert "Kueue queue" not in resources  # no LocalQueues in the demo cluster
+    # the draft's project (team-cv) has a Kueue LocalQueue: its queue and priorities are
+    # offered, none chosen (it has no "default" queue)
+    for label in ("Kueue queue", "Queue priority"):
+        assert f">{label}</span>" in resources, label
+    assert '<option value="team-cv-queue">team-cv-queue</option>' in resources
+    assert '<option value="high">high (1000)</option>' in resources
     review = alice.get(step_url(key, "review")).content.decode()
     assert_valid(review)
 
