@@ -96,6 +96,11 @@ class QueueStanding:
                 return _("Waiting: the queue %(queue)s does not exist in this project. "
                          "Queues there: %(queues)s.") % {
                     "queue": self.queue, "queues": ", ".join(self.queues_there)}
+            if self.cluster_queue:
+                return _("Waiting: the queue %(queue)s sends its jobs to the ClusterQueue "
+                         "%(cq)s, which does not exist (any more). A cluster administrator "
+                         "must create it, or point the queue at another.") % {
+                    "queue": self.queue, "cq": self.cluster_queue}
             return _("Waiting: Kueue cannot admit it: %(message)s") % {"message": self.message}
         if self.state == ADMITTED:
             return _("Admitted by the ClusterQueue %(cq)s (queue %(queue)s).") % {
@@ -168,6 +173,8 @@ class QueueStanding:
             "unknown": list(self.unknown),
             "expectedStartSeconds": None if self.expected is None else self.expected.seconds,
             "expectedStart": self.expected_text(),
+            "expectedStartAssumptions": [] if self.expected is None
+            else list(self.expected.assumptions),
             "preemptedBy": None if by is None else {
                 "priority": by.priority, "priorityClass": by.priority_class, "name": by.name}}
 
@@ -286,6 +293,8 @@ def read_standing(client: Any, kind: JobKind, job: Obj,
                     client.list_local_queues(namespace)) or [_("none")]
             except errors.ClusterError:
                 pass
+        elif standing.message.startswith("ClusterQueue "):  # "ClusterQueue X doesn't exist"
+            standing.cluster_queue = standing.message.split()[1]
         return standing
     preempted = _condition(workload, "Preempted")
     if preempted.get("status") == "True":

@@ -4,11 +4,24 @@ data scientist their LocalQueue's order, and is told what they may not see."""
 
 from __future__ import annotations
 
+from kubernetes import client as k8s
+
 from odh.training.client import ClusterClient
 from odh.training.kinds import MPIJOB
 from odh.training.queue_start import progress_ends
 from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED, read_standing
-from tests.integration.kueue.support import _job, _queued_job, _reserved, _waiting_with
+from tests import simcluster_process
+from tests.integration.kueue.support import (
+    GROUP,
+    KUEUE,
+    MPI_VERSION,
+    NS,
+    _job,
+    _queued_job,
+    _reserved,
+    _waiting_with,
+)
+from tests.training_jobs import mpijob
 from tests.waiting import wait_until
 
 
@@ -106,3 +119,53 @@ def test_a_queued_job_is_given_an_expected_start_from_the_running_jobs_ends(
         standing = read_standing(client, MPIJOB, _job(api, first),
                                  ends_in=progress_ends(client))
     assert standing.expected.seconds is not None and standing.expected.seconds > 0
+
+
+def test_a_cluster_queue_deleted_under_a_waiting_job_is_said_in_plain_words(
+        cluster, api, made):
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+          "metadata": {"name": "doomed"},
+          "spec": {"namespaceSelector": {}, "resourceGroups": [{
+              "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+              "flavors": [{"name": "a100", "resources": [
+                  {"name": "cpu", "nominalQuota": "1"}, {"name": "memory", "nominalQuota": "1Gi"},
+                  {"name": "nvidia.com/gpu", "nominalQuota": "0"}]}]}]}}
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+          "metadata": {"name": "doomed-queue", "namespace": NS},
+          "spec": {"clusterQueue": "doomed"}}
+    api["admin"].create_cluster_custom_object(*KUEUE, "clusterqueues", cq)
+    api["admin"].create_namespaced_custom_object(*KUEUE, NS, "localqueues", lq)
+    try:
+        waiting, _ = _queued_job(api, made, "orphaned", "doomed-queue", workers=1)
+        _waiting_with(api, waiting)
+        api["admin"].delete_cluster_custom_object(*KUEUE, "clusterqueues", "doomed")
+        wait_until(lambda: "doesn't exist" in _waiting_with(api, waiting)["message"], 30,
+                   message="Kueue's word that the ClusterQueue is gone")
+        standing = _standing(cluster, "alice", api, waiting)
+        assert standing.state == INADMISSIBLE
+        assert standing.sentence() == (
+            "Waiting: the queue doomed-queue sends its jobs to the ClusterQueue doomed, which "
+            "does not exist (any more). A cluster administrator must create it, or point the "
+            "queue at another.")
+    finally:
+        api["admin"].delete_namespaced_custom_object(*KUEUE, NS, "localqueues", "doomed-queue")
+
+
+def test_a_job_naming_a_queue_where_kueue_is_not_installed_says_so(tmp_path):
+    """A cluster without Kueue: the job runs as any other (nothing suspends it), and where
+    it stands in a queue is unknown, with the likely reason."""
+    sim = simcluster_process.start(tmp_path / "state", scenario="empty", speed=50)
+    try:
+        body = mpijob("no-kueue", workers=1, run_seconds=3600)
+        body["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-queue"}
+        with sim.api_client("alice") as alice:
+            k8s.CustomObjectsApi(alice).create_namespaced_custom_object(
+                GROUP, MPI_VERSION, "team-nlp", "mpijobs", body)
+        with ClusterClient(sim.api_client("alice")) as client:
+            job = client.get_job(MPIJOB, "team-nlp", "no-kueue")
+            assert not (job["spec"].get("runPolicy") or {}).get("suspend")
+            standing = read_standing(client, MPIJOB, job)
+        assert standing.sentence() == ("Queued in team-queue; where it stands is unknown: "
+                                       "Kueue has not taken the job yet (is Kueue installed?)")
+    finally:
+        sim.stop()
