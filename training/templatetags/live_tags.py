@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString
 
 from odh.training import topology as topology_layout
 from odh.training.durations import format_duration, format_timestamp, parse_timestamp
+from odh.training.summary import JobStatus
 
 from ..subscriptions import socket_url
 
@@ -23,8 +24,10 @@ def live_socket_for_job(summary, tab: str = "") -> dict:
     (Events rows are sent to the Events tab only); a tab chosen later is told to the open
     socket by static/js/live.js."""
     ref = f"{summary.namespace}/{summary.kind.slug}/{summary.name}"
-    # a job in a Kueue queue: told when the queues move (its Queue card reads them again)
-    queues = [summary.namespace] if summary.queue and not summary.is_finished else []
+    # a job waiting in a Kueue queue: told when the queues move (its Queue card reads them
+    # again); an admitted one's card has nothing that moves
+    waiting = summary.status in (JobStatus.PENDING, JobStatus.SUSPENDED)
+    queues = [summary.namespace] if summary.queue and waiting else []
     return {"url": socket_url(jobs=[ref], tab=tab, queues=queues), "what": "job"}
 
 

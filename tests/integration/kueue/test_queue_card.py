@@ -42,6 +42,7 @@ def test_a_waiting_job_says_where_it_stands_and_keeps_asking(alice_page, api, ma
     card = html[html.index('<section id="job-queue"'):].split(">", 1)[0]
     queue_url = reverse("training-job-queue", args=[NS, "mpijob", waiting])
     assert f'hx-get="{queue_url}"' in card
+    assert f"&amp;queue={NS}&amp;" in html  # the page's socket is told when queues move
     # fetched again when the page's socket is told the queues moved, and every 30 s
     assert "hx-trigger=\"live:message[detail.type=='queue-changed'] from:body, every 30s\"" \
         in html.replace("&#x27;", "'")
