@@ -105,8 +105,9 @@ def test_a_burst_of_pod_changes_is_coalesced(hub, demo, loop_thread, layer, jobs
     try:
         assert pod_changes.wait_synced(30)
         jobs.create(mpijob(name, workers=8, run_seconds=3600))
-        page.wait_for(lambda m: m["status"] == "Running"
-                      and "8/8 workers" in m["announce"], what="8/8 Workers running")
+        # Running is announced once, with the Workers running at that moment (all 8, or
+        # fewer on a busy machine): the burst is the pods' changes around it
+        page.wait_for(lambda m: m["status"] == "Running", what="Running")
         wait_until(lambda: pod_changes.events >= 9 * 3, message=lambda: pod_changes.stats())
         # let the last pod changes reach the page, then compare
         wait_until(lambda: page.poll(0.5) is None, message="the page to settle")
