@@ -99,10 +99,6 @@ class QueueView:
     pending_more: int = 0  # pending not listed (beyond PENDING_SHOWN)
     pending_unreadable: bool = False  # the visibility API refused or failed
 
-    @property
-    def borrowing(self) -> bool:
-        return any(f.borrowed for f in self.flavors)
-
 
 def _limit(value: Any) -> Decimal | None:
     return None if value is None else amount(value)
