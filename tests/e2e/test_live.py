@@ -159,9 +159,12 @@ def test_the_list_row_changes_status_live(page, live_dashboard, jobs):
     row = page.get_by_role("row").filter(has=page.get_by_role("link", name=name, exact=True))
     expect(row).to_contain_text("Suspended")
     _wait_live(page)
+    link = row.get_by_role("link", name=name, exact=True)
+    link.focus()  # a keyboard user on the row: the pushes that replace it keep the focus
     _resume(jobs, name)
     expect(row).to_contain_text("Running", timeout=SLOW)
     expect(page.locator("#live-announcer")).to_contain_text(f"Job {name} is now Running")
+    expect(link).to_be_focused()
     # a filter swaps the table in place: the new table opens its own socket
     page.get_by_label("Type").select_option(label="MPIJob")
     expect(page).to_have_url(re.compile(r"type=mpijob"))
