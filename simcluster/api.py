@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -290,31 +291,38 @@ class Api:
         assert rt is not None
         match = self._filters(request, rt)
         ns = info.namespace or None
-        items = [o for o in self.store.iter_raw(rt, ns) if match(o)]
         rv = str(self.store.resource_version)
         meta: dict[str, Any] = {"resourceVersion": rv}
         q = request.query
+        start = None
         cont = q.get("continue")
         if cont:
             try:
                 state = json.loads(base64.urlsafe_b64decode(cont.encode() + b"=="))
-                start = tuple(state["start"])
-            except (ValueError, KeyError, TypeError):
+                start = (str(state["start"][0]), str(state["start"][1]))
+            except (ValueError, KeyError, TypeError, IndexError):
                 raise errors.bad_request("continue key is not valid: illegal base64 data"
                                          ) from None
-            items = [o for o in items if _sort_key(o) > start]
-        limit = q.get("limit")
-        if limit:
+        limit = 0
+        if q.get("limit"):
             try:
-                n = int(limit)
+                limit = int(q["limit"])
             except ValueError:
-                raise errors.bad_request(f'invalid value for limit: "{limit}"') from None
-            if 0 < n < len(items):
-                last = _sort_key(items[n - 1])
+                raise errors.bad_request(f'invalid value for limit: "{q["limit"]}"') from None
+        # the page only: a continued list starts past its key, a limited one stops at
+        # its limit (each page of a long list costs that page, as in a real API server)
+        candidates = (o for o in self.store.iter_raw(rt, ns, after=start) if match(o))
+        if limit <= 0:
+            items = list(candidates)
+        else:
+            items = list(itertools.islice(candidates, limit))
+            if next(candidates, None) is not None:
+                last = _sort_key(items[-1])
                 meta["continue"] = base64.urlsafe_b64encode(
                     json.dumps({"start": list(last), "rv": rv}).encode()).decode().rstrip("=")
-                meta["remainingItemCount"] = len(items) - n
-                items = items[:n]
+                # as the API server: counted only when no selector filters the list
+                if not (q.get("labelSelector") or q.get("fieldSelector")):
+                    meta["remainingItemCount"] = self.store.count(rt, ns, after=last)
         if not rt.custom:
             items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")}
                      for o in items]

@@ -11,6 +11,7 @@ Change objects) is the stored object itself and read-only.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import copy
 import logging
 import random
@@ -141,18 +142,39 @@ class _Bucket:
             names = self._names[ns] = sorted(self.by_ns[ns])
         return names
 
-    def iter(self, namespace: str | None) -> Iterator[Obj]:
-        if namespace is None:
-            if self._namespaces is None:
-                self._namespaces = sorted(self.by_ns)
-            namespaces = self._namespaces
-        else:
-            namespaces = [namespace]
-        for ns in namespaces:
-            for name in self._sorted_names(ns):
-                obj = self.get(ns, name)
+    def _namespaces_from(self, namespace: str | None, after: tuple[str, str] | None
+                         ) -> list[str]:
+        if namespace is not None:
+            return [namespace] if after is None or namespace >= after[0] else []
+        if self._namespaces is None:
+            self._namespaces = sorted(self.by_ns)
+        if after is None:
+            return self._namespaces
+        return self._namespaces[bisect.bisect_left(self._namespaces, after[0]):]
+
+    def _start(self, ns: str, names: list[str], after: tuple[str, str] | None) -> int:
+        """Where the names past `after` (namespace, name) begin: found by bisection, so a
+        paginated list costs its page, not the objects before it."""
+        if after is None or ns > after[0]:
+            return 0
+        return bisect.bisect_right(names, after[1])
+
+    def iter(self, namespace: str | None, after: tuple[str, str] | None = None
+             ) -> Iterator[Obj]:
+        for ns in self._namespaces_from(namespace, after):
+            names = self._sorted_names(ns)
+            for i in range(self._start(ns, names, after), len(names)):
+                obj = self.get(ns, names[i])
                 if obj is not None:  # gone since the iteration began
                     yield obj
+
+    def count(self, namespace: str | None, after: tuple[str, str] | None = None) -> int:
+        """How many objects `iter` would yield."""
+        total = 0
+        for ns in self._namespaces_from(namespace, after):
+            names = self._sorted_names(ns)
+            total += len(names) - self._start(ns, names, after)
+        return total
 
 
 class Store:
@@ -229,9 +251,16 @@ class Store:
         """The stored object itself: read-only."""
         return self._bucket(rt).get(namespace if rt.namespaced else "", name)
 
-    def iter_raw(self, rt: ResourceType, namespace: str | None = None) -> Iterator[Obj]:
-        """Stored objects in name order (namespace, then name), read-only."""
-        return self._bucket(rt).iter(namespace)
+    def iter_raw(self, rt: ResourceType, namespace: str | None = None,
+                 after: tuple[str, str] | None = None) -> Iterator[Obj]:
+        """Stored objects in name order (namespace, then name), read-only; with `after`,
+        those past that (namespace, name) only."""
+        return self._bucket(rt).iter(namespace, after)
+
+    def count(self, rt: ResourceType, namespace: str | None = None,
+              after: tuple[str, str] | None = None) -> int:
+        """How many objects `iter_raw` would yield, without walking them."""
+        return self._bucket(rt).count(namespace, after)
 
     def list(self, rt: ResourceType, namespace: str | None = None) -> list[Obj]:
         return [clone(o) for o in self.iter_raw(rt, namespace)]

@@ -6,7 +6,8 @@ them together and re-exports their names:
 
 - `cluster_capacity(nodes, pods)` (odh.training.allocation): GPUs by model (the node label
   `nvidia.com/gpu.product`), CPUs and memory: what the nodes can allocate against what the
-  pods bound to them request (pods not yet finished; requests as the scheduler counts them).
+  pods bound to them request (pods not yet finished; requests as the scheduler counts them),
+  added up by node and project in `Holdings`.
 - `project_rows(quotas, pods, jobs)` (odh.training.projects): per project, jobs running and
   pending, GPUs in use and each ResourceQuota's use (hard/used/ratio,
   `count/mpijobs.kubeflow.org` included), most pressed first; a row is flagged when any
@@ -40,6 +41,7 @@ from odh.training.allocation import (
     TERMINAL_PHASES,
     Capacity,
     GpuModel,
+    Holdings,
     ResourceUse,
     cluster_capacity,
     holds_node,
@@ -80,7 +82,8 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPUTE", "GPU_PRODUCT_LABEL", "MPIJOB_COUNT", "PRESSURE_FLAG", "STATUSES",
     "SUCCESS_WINDOW", "TERMINAL_PHASES", "Capacity", "ClusterQueueRow", "ClusterState",
-    "GpuModel", "HistoryRecord", "KindCounts", "Overview", "ProjectRow", "QueueResource",
+    "GpuModel", "HistoryRecord", "Holdings", "KindCounts", "Overview", "ProjectRow",
+    "QueueResource",
     "QuotaUse", "ResourceUse", "SuccessRate", "WaitReason", "WaitingJob", "cluster_capacity",
     "cluster_queues", "finished_records", "holds_node", "jobs_by_kind", "overview",
     "pod_requests", "project_rows", "quota_uses", "read_cluster", "success_rates",
@@ -102,6 +105,14 @@ class ClusterState:
     kinds: list[JobKind]
     queues: list[Obj] | None  # None: the cluster has no Kueue
     observed_at: datetime
+    # what most pods hold, already added up (the watch hub's running sums); `pods` are
+    # then only the others, added to it
+    holdings: Holdings | None = None
+
+    def all_holdings(self) -> Holdings:
+        if self.holdings is None:
+            return Holdings.of(self.pods)
+        return self.holdings.plus(self.pods)
 
 
 @dataclass
@@ -123,9 +134,10 @@ def overview(state: ClusterState, history: Iterable[HistoryRecord] = ()) -> Over
     summaries = [s for _, s in state.jobs]
     now = state.observed_at
     records = list(history) + finished_records(summaries)
+    holdings = state.all_holdings()
     return Overview(
-        capacity=cluster_capacity(state.nodes, state.pods),
-        projects=project_rows(state.quotas, state.pods, summaries),
+        capacity=cluster_capacity(state.nodes, holdings),
+        projects=project_rows(state.quotas, holdings, summaries),
         jobs_by_kind=jobs_by_kind(summaries, state.kinds),
         waiting=waiting_jobs(state.jobs, now),
         success=success_rates(records, now, kinds=[k.kind for k in state.kinds]),

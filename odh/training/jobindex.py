@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from .allocation import Holdings
 from .client import JOB_NAME_LABEL
 from .events import event_time, involved
 from .kinds import KINDS, JobKind, kind_for_object
@@ -82,6 +83,7 @@ class JobIndex:
         self._events: dict[tuple[str, str], dict[str, Obj]] = defaultdict(dict)
         self._event_owner: dict[str, tuple[str, str]] = {}  # event uid -> (ns, job name)
         self._quotas: dict[str, dict[str, Obj]] = defaultdict(dict)
+        self._holdings = Holdings()  # what the indexed pods hold on nodes, added up
 
     # -- changes ------------------------------------------------------------------------------
     def apply(self, what: str, etype: str, obj: Obj, kind: JobKind | None = None
@@ -142,10 +144,12 @@ class JobIndex:
                 bucket.pop(uid, None)
                 if not bucket:
                     del self._pods[previous]
+            self._holdings.drop(uid)
             affected |= self._keys_named(*previous)
         if etype != "DELETED" and job:
             self._pods[(ns, job)][uid] = obj
             self._pod_owner[uid] = (ns, job)
+            self._holdings.put(obj, key=uid)
             affected |= self._keys_named(ns, job)
         return affected
 
@@ -224,10 +228,16 @@ class JobIndex:
         with self._lock:
             return self._jobs.get(key)
 
-    def all_pods(self) -> list[Obj]:
-        """Every indexed pod (those of training jobs), in every namespace."""
+    def job_objects(self) -> dict[JobKey, Obj]:
+        """Every indexed job (with apiVersion and kind; read-only), by key."""
         with self._lock:
-            return [p for by_uid in self._pods.values() for p in by_uid.values()]
+            return dict(self._jobs)
+
+    def holdings(self) -> Holdings:
+        """What the indexed pods hold on their nodes, added up as they came and went (a
+        copy): the admin overview's capacity without going over every pod."""
+        with self._lock:
+            return self._holdings.copy()
 
     def job_keys(self, namespace: str | None = None) -> list[JobKey]:
         with self._lock:

@@ -52,7 +52,7 @@ def _int(value: object, default: int | None) -> int | None:
         return default
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
         return int(value)
     return default
 

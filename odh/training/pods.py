@@ -86,7 +86,7 @@ def role_and_index(kind: JobKind, pod: dict) -> tuple[str, int | None]:
         raw_role = str(labels.get(REPLICA_TYPE_LABEL, labels.get(JOB_ROLE_LABEL, "worker")))
     role = role_name(raw_role)
     raw_index = labels.get(REPLICA_INDEX_LABEL, labels.get(COMPLETION_INDEX_LABEL))
-    index = int(raw_index) if str(raw_index).isdigit() else None
+    index = int(raw_index) if str(raw_index).isdecimal() else None
     if role == "Launcher":
         index = None
     return role, index

@@ -265,7 +265,7 @@ def total_hint_from_args(argv: Sequence[str]) -> tuple[int | None, int | None]:
         name, eq, value = arg.partition("=")
         if not eq:
             value = args[i + 1] if i + 1 < len(args) else ""
-        if not value.isdigit() or int(value) <= 0:
+        if not value.isdecimal() or int(value) <= 0:
             continue
         if name in _EPOCH_ARGS and epochs is None:
             epochs = int(value)

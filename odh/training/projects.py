@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from odh.training.allocation import holds_node, namespace_of, pod_requests
+from odh.training.allocation import Holdings, holdings_of, namespace_of
 from odh.training.i18n import _
 from odh.training.paths import as_dict, get_path
 from odh.training.quantity import GPU_RESOURCE
@@ -113,7 +113,7 @@ class ProjectRow:
         return self.quota_for(MPIJOB_COUNT)
 
 
-def project_rows(quotas: list[Obj], pods: list[Obj],
+def project_rows(quotas: list[Obj], pods: list[Obj] | Holdings,
                  summaries: Iterable[JobSummary]) -> list[ProjectRow]:
     """One row per project that has a quota or a training job, most pressed first."""
     rows: dict[str, ProjectRow] = {}
@@ -131,10 +131,9 @@ def project_rows(quotas: list[Obj], pods: list[Obj],
             r.pending += 1
         elif summary.status == JobStatus.SUSPENDED:
             r.suspended += 1
-    for pod in pods:
-        namespace = namespace_of(pod)
-        if namespace in rows and holds_node(pod):
-            rows[namespace].gpus_in_use += pod_requests(pod).get(GPU_RESOURCE, ZERO)
+    for namespace, gpus in holdings_of(pods).by_namespace(GPU_RESOURCE).items():
+        if namespace in rows:
+            rows[namespace].gpus_in_use += gpus
     for r in rows.values():
         r.quotas.sort(key=_table_order)
     return sorted(rows.values(), key=lambda r: (-r.pressure, r.namespace))

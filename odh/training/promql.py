@@ -81,7 +81,7 @@ def time_range(key: str | None) -> TimeRange:
     key = key or ""
     if key.startswith(JOB_RANGE + ":"):
         seconds = key.removeprefix(JOB_RANGE + ":")
-        if seconds.isdigit() and MIN_JOB_SECONDS <= int(seconds) <= MAX_JOB_SECONDS:
+        if seconds.isdecimal() and MIN_JOB_SECONDS <= int(seconds) <= MAX_JOB_SECONDS:
             return TimeRange(key, int(seconds))
     return RANGES.get(key, RANGES[DEFAULT_RANGE])
 

@@ -135,7 +135,7 @@ def command_processes(command: list[str]) -> tuple[str, int] | None:
         return None
     launcher, index, inline = location
     value = words[index].partition("=")[2] if inline else words[index]
-    if value.isdigit() and len(value) < 10:
+    if value.isdecimal() and len(value) < 10:
         return launcher, int(value)
     return None
 
@@ -209,7 +209,7 @@ def _unset(field: str, what: str, kind: str) -> FieldError:
 
 def _small_memory(field: str, what: str, raw: str, amount: Decimal) -> FieldError:
     values = {"what": what, "value": shown(raw), "bytes": shown(format(amount, "f"))}
-    if raw.strip().replace(".", "", 1).isdigit():
+    if raw.strip().replace(".", "", 1).isdecimal():
         values["suggestion"] = raw.strip() + "Gi"
         return FieldError(field, _('%(what)s "%(value)s" is only %(bytes)s bytes, too little to '
                                    "start a container: add a unit (did you mean "

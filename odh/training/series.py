@@ -40,7 +40,7 @@ def _natural(name: str) -> tuple:
     """Launcher first, then by role, then by the numbers in the name (worker-2 < worker-10)."""
     role = name.split("-", 1)[0]
     rank = _ROLE_ORDER.index(role) if role in _ROLE_ORDER else len(_ROLE_ORDER)
-    return (rank, [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)])
+    return (rank, [int(p) if p.isdecimal() else p for p in re.split(r"(\d+)", name)])
 
 
 def _number(text: Any) -> float | None:

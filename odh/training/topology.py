@@ -26,7 +26,7 @@ _DIGITS = re.compile(r"(\d+)")
 
 def natural_key(text: str) -> tuple:
     """`gpu-a100-10` after `gpu-a100-2`: digit runs compare as numbers."""
-    return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
+    return tuple(int(part) if part.isdecimal() else part for part in _DIGITS.split(text))
 
 
 def replica_key(replica: ReplicaState) -> tuple:

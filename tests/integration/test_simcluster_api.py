@@ -466,13 +466,29 @@ def test_unsupported_field_selector_is_a_bad_request(core):
 def test_paginated_lists_with_limit_and_continue(core, labelled):
     first = core.list_namespaced_config_map(NS, label_selector=f"batch={labelled}", limit=3)
     assert len(first.items) == 3
-    assert first.metadata._continue and first.metadata.remaining_item_count == 1
-    assert first.metadata.resource_version
+    assert first.metadata._continue and first.metadata.resource_version
+    # as the API server: with a selector, how many remain is not known
+    assert first.metadata.remaining_item_count is None
     rest = core.list_namespaced_config_map(NS, label_selector=f"batch={labelled}", limit=3,
                                            _continue=first.metadata._continue)
     assert [i.metadata.name for i in first.items + rest.items] == [
         f"{labelled}-{s}" for s in "abcd"]
     assert not rest.metadata._continue
+
+
+def test_pages_of_an_unfiltered_list_count_what_remains_and_add_up_to_the_list(core, labelled):
+    everything = [i.metadata.name for i in core.list_namespaced_config_map(NS).items]
+    assert len(everything) >= 4
+    seen, token = [], None
+    while True:
+        page = core.list_namespaced_config_map(NS, limit=2, _continue=token)
+        seen += [i.metadata.name for i in page.items]
+        token = page.metadata._continue
+        if not token:
+            assert page.metadata.remaining_item_count is None
+            break
+        assert page.metadata.remaining_item_count == len(everything) - len(seen)
+    assert seen == everything
 
 
 def test_list_resource_version_moves_with_writes(core):

@@ -129,6 +129,25 @@ def test_iteration_is_in_namespace_then_name_order_and_survives_writes(store, po
     assert [o["metadata"]["name"] for o in store.iter_raw(pods, "a")] == ["w", "x"]
 
 
+def test_iteration_resumes_past_a_key_and_counts_what_remains(store, pods):
+    for ns, name in [("a", "x"), ("a", "y"), ("b", "a"), ("b", "z"), ("c", "m")]:
+        store.create(pods, pod(name, ns))
+
+    def names(namespace=None, after=None):
+        return [(o["metadata"]["namespace"], o["metadata"]["name"])
+                for o in store.iter_raw(pods, namespace, after=after)]
+
+    assert names(after=("a", "x")) == [("a", "y"), ("b", "a"), ("b", "z"), ("c", "m")]
+    assert names(after=("a", "zz")) == [("b", "a"), ("b", "z"), ("c", "m")]
+    assert names(after=("b", "b")) == [("b", "z"), ("c", "m")]  # a key that is gone
+    assert names(after=("c", "m")) == []
+    assert names("b", after=("a", "x")) == [("b", "a"), ("b", "z")]
+    assert names("a", after=("b", "a")) == []
+    assert store.count(pods) == 5
+    assert store.count(pods, after=("b", "a")) == 2
+    assert store.count(pods, "b", after=("b", "a")) == 1
+
+
 def test_cluster_scoped_objects_have_no_namespace(store):
     nodes = store.registry.get("", "v1", "nodes")
     store.create(nodes, {"metadata": {"name": "n1", "namespace": "ignored"}})

@@ -10,6 +10,7 @@ from odh.training import capacity
 from odh.training.capacity import (
     ClusterState,
     HistoryRecord,
+    Holdings,
     WaitReason,
     cluster_capacity,
     cluster_queues,
@@ -115,6 +116,34 @@ def test_capacity_by_gpu_model_cpu_and_memory():
     assert cap.gpus.text == "9 of 20 GPUs requested (45%)"
     assert cap.cpu.text == "18 of 320 CPUs requested (6%)"
     assert cap.memory.text == "136Gi of 3.5Ti of memory requested (4%)"
+
+
+def test_holdings_kept_pod_by_pod_add_up_as_the_pods_themselves_do():
+    nodes = [node("a100-0"), node("cpu-0", cpu="32", memory="128Gi", gpus=0)]
+
+    def with_uid(pod, uid):
+        pod["metadata"]["uid"] = uid
+        return pod
+
+    kept = Holdings()
+    kept.put(with_uid(plain_pod("w0", "a100-0", **{"nvidia.com/gpu": "3"}), "u0"))
+    kept.put(with_uid(plain_pod("w1", "a100-0", namespace="team-cv",
+                                **{"nvidia.com/gpu": "2"}), "u1"))
+    kept.put(with_uid(plain_pod("l", "cpu-0", cpu="2"), "u2"))
+    # w0 finishes (holds nothing now), l is deleted, w1 is put again unchanged
+    kept.put(with_uid(plain_pod("w0", "a100-0", phase="Succeeded", **{"nvidia.com/gpu": "3"}),
+                      "u0"))
+    kept.drop("u2")
+    kept.put(with_uid(plain_pod("w1", "a100-0", namespace="team-cv",
+                                **{"nvidia.com/gpu": "2"}), "u1"))
+    assert cluster_capacity(nodes, kept).gpus.requested == 2
+    assert cluster_capacity(nodes, kept).cpu.requested == 0
+    assert dict(kept.by_namespace("nvidia.com/gpu")) == {"team-cv": 2}
+    # pods not kept there (read apart) are added to a copy, the kept sums stay
+    other = plain_pod("x", "a100-0", **{"nvidia.com/gpu": "1"})
+    assert cluster_capacity(nodes, kept.plus([other])).gpus.requested == 3
+    assert cluster_capacity(nodes, kept).gpus.requested == 2
+    assert cluster_capacity(nodes, Holdings.of([other])).gpus.requested == 1
 
 
 def test_an_empty_cluster_has_no_gpu_models_and_no_use():

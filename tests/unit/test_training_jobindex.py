@@ -121,3 +121,30 @@ def test_a_deleted_jobs_events_are_forgotten_and_so_are_orphans_after_a_while():
     index.apply("events", "ADDED", event("e3", "soon", 1))
     assert index.forget_orphan_events(datetime.now(UTC) - timedelta(minutes=5)) == 1
     assert index.counts()["events"] == 1  # the recent one stays: its job may come
+
+
+def test_what_the_indexed_pods_hold_follows_them_as_they_change_and_go():
+    index = JobIndex()
+    index.apply("jobs", "ADDED", job("train", "j1"))
+
+    def bound(name: str, uid: str, gpus: str, phase: str = "Running") -> dict:
+        p = pod(name, uid, "train")
+        p["spec"] = {"nodeName": "gpu-0", "containers": [
+            {"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}
+        p["status"] = {"phase": phase}
+        return p
+
+    def gpus() -> dict:
+        return dict(index.holdings().by_namespace("nvidia.com/gpu"))
+
+    index.apply("pods", "ADDED", bound("train-worker-0", "p0", "4"))
+    index.apply("pods", "ADDED", bound("train-worker-1", "p1", "4"))
+    assert gpus() == {NS: 8}
+    index.apply("pods", "MODIFIED", bound("train-worker-1", "p1", "4", phase="Failed"))
+    assert gpus() == {NS: 4}
+    index.apply("pods", "DELETED", bound("train-worker-0", "p0", "4"))
+    assert gpus() == {}
+    copy = index.holdings()
+    index.apply("pods", "ADDED", bound("train-worker-2", "p2", "2"))
+    assert dict(copy.by_namespace("nvidia.com/gpu")) == {}  # a copy does not move
+    assert gpus() == {NS: 2}

@@ -449,3 +449,12 @@ def test_property_odd_manifests_read_and_rebuild_without_error(junk, after):
     spec = read_manifest(junk)
     assert build_manifest(spec) == junk
     build_manifest(dataclasses.replace(after, base=junk))  # an edit never raises
+
+
+def test_digits_that_are_not_decimal_numbers_read_as_absent():
+    # "²" is a digit to str.isdigit, not a number to int(): found by the property above
+    junk = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": None,
+            "spec": {"slotsPerWorker": "²", "mpiReplicaSpecs": {"Worker": {"replicas": "³"}}}}
+    spec = read_manifest(junk)
+    assert spec.slots_per_worker is None and spec.workers == 0
+    assert build_manifest(spec) == junk

@@ -183,17 +183,16 @@ def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     served = [k for k in kinds if k.slug in watched]
     slugs = {k.slug: k for k in served}
     index = hub.index
-    jobs = []
-    for key, summary in list(hub.summaries.items()):
-        kind = slugs.get(key[1])
-        job = index.job_object(key) if kind is not None else None
-        if job is not None:
-            jobs.append(({"apiVersion": kind.api_version, "kind": kind.kind, **job}, summary))
+    objects = index.job_objects()  # as indexed: with apiVersion and kind, read-only
+    jobs = [(objects[key], summary) for key, summary in list(hub.summaries.items())
+            if key[1] in slugs and key in objects]
     nodes = client.list_nodes()
-    pods = index.all_pods() + client.list_pods(label_selector=f"!{JOB_NAME_LABEL}")
     try:
         queues = client.list_cluster_queues()
     except errors.Forbidden:
         queues = None
-    return ClusterState(nodes=nodes, pods=pods, quotas=index.all_quotas(), jobs=jobs,
+    # the indexed pods' requests come added up: what the overview needs of 50,000 pods
+    # is their sums by node and project, kept as they change
+    return ClusterState(nodes=nodes, pods=client.list_pods(label_selector=f"!{JOB_NAME_LABEL}"),
+                        holdings=index.holdings(), quotas=index.all_quotas(), jobs=jobs,
                         kinds=served, queues=queues, observed_at=now)

@@ -111,7 +111,7 @@ def replica_for_host(facts: Facts, host: str) -> ReplicaState | None:
     pod = by_address or host.split(".", 1)[0]
     found = replica_named(facts, pod)
     if found is None and pod.startswith(f"{facts.s.name}-worker-") and \
-            pod.rsplit("-", 1)[1].isdigit():
+            pod.rsplit("-", 1)[1].isdecimal():
         found = worker(facts, int(pod.rsplit("-", 1)[1]))
     return found
 

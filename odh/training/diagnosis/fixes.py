@@ -136,7 +136,7 @@ def _batch_flag(command: list[str]) -> tuple[int, str, int, bool] | None:
         if not eq:
             value = command[index + 1] if index + 1 < len(command) else ""
             index += 1
-        if value.isdigit() and int(value) > 1:
+        if value.isdecimal() and int(value) > 1:
             return index, flag, int(value), bool(eq)
     return None
 
