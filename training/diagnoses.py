@@ -279,26 +279,57 @@ class RowDiagnosis:
     seen: Diagnosis | None
 
 
+def rows_wanted(summaries: list[JobSummary]) -> list[JobSummary]:
+    return [s for s in summaries if wants_diagnosis(s)][:LIST_MAX_JOBS]
+
+
+def _waiting_namespaces(wanted: list[JobSummary]) -> set[str]:
+    # the events say why a job failed or waits (a quota refusal, an invalid job)
+    return {s.namespace for s in wanted if s.status in (JobStatus.FAILED, JobStatus.PENDING)}
+
+
+def indexed_row_events(summaries: list[JobSummary], indexed_events
+                       ) -> dict[str, list[dict]]:
+    """The events `for_rows` needs, by row, from the watch hub's index (`Listing.
+    indexed_events`; None: no hub here, {} is returned): asked while the person's client is
+    open, since it may have to ask the cluster whether they may list events."""
+    if indexed_events is None:
+        return {}
+    wanted = rows_wanted(summaries)
+    waiting = _waiting_namespaces(wanted)
+    found = {}
+    for s in wanted:
+        if s.namespace in waiting:
+            events = indexed_events((s.namespace, s.kind.slug, s.name))
+            if events is not None:
+                found[_ref(s)] = events
+    return found
+
+
 def for_rows(token: str, summaries: list[JobSummary],
              objects: dict[tuple[str, str, str], tuple[dict, list[dict]]],
              dismissed_by_uid: dict[str, frozenset[str]] | None = None,
+             known_events: dict[str, list[dict]] | None = None,
              ) -> dict[str, RowDiagnosis]:
     """The lines of the rows shown, by "<ns>/<kind>/<name>", within LIST_DEADLINE seconds
-    in all (a row not done by then shows its status and step only)."""
+    in all (a row not done by then shows its status and step only). The events of a row
+    in `known_events` (`indexed_row_events`) are not read again: only the projects of the
+    other waiting rows have their events listed."""
     deadline = time.monotonic() + LIST_DEADLINE
     dismissed_by_uid = dismissed_by_uid or {}
-    wanted = [s for s in summaries if wants_diagnosis(s)][:LIST_MAX_JOBS]
-    # the events say why a job failed or waits (a quota refusal, an invalid job)
-    waiting = {s.namespace for s in wanted if s.status in (JobStatus.FAILED, JobStatus.PENDING)}
-    events = _events_by_namespace(token, waiting, deadline)
+    known_events = known_events or {}
+    wanted = rows_wanted(summaries)
+    waiting = _waiting_namespaces(wanted)
+    events = _events_by_namespace(token, {s.namespace for s in wanted if s.namespace in waiting
+                                          and _ref(s) not in known_events}, deadline)
     found: dict[str, RowDiagnosis] = {}
     work = []
     for s in wanted:
         job, pods = objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
         if not job:
             continue
-        mine = job_events(s.kind, job, pods, events.get(s.namespace, [])) \
-            if s.namespace in events else []
+        candidates = known_events.get(_ref(s), events.get(s.namespace))
+        mine = job_events(s.kind, job, pods, candidates) if candidates is not None else []
         # summarized again with its events, as the job's page and the hub do
         summary = summarize(job, pods, mine, s.observed_at) if mine else s
         seen = object_diagnosis(job, pods, mine, summary)

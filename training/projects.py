@@ -126,7 +126,11 @@ def list_jobs_for_user(request: HttpRequest, client: ClusterClient,
             return True
         return may(namespace, Access("list", "pods"))
 
-    found = hub_listing(namespaces, kinds, may_list, may_see_pods, datetime.now(UTC))
+    def may_see_events(namespace: str) -> bool:
+        return may(namespace, Access("list", "events"))
+
+    found = hub_listing(namespaces, kinds, may_list, may_see_pods, datetime.now(UTC),
+                        may_see_events)
     if found is None:
         return queries.list_summaries(client, namespaces, kinds,
                                       fallback=lambda: [p.name for p in projects])

@@ -36,14 +36,16 @@ class KindCounts:
 def jobs_by_kind(summaries: Iterable[JobSummary],
                  kinds: Iterable[JobKind] = ()) -> list[KindCounts]:
     """Jobs of each type by status; every kind of `kinds` has a row, even without jobs."""
-    counts: dict[str, Counter] = {}
     by_slug: dict[str, JobKind] = {k.slug: k for k in kinds}
-    for kind in by_slug.values():
-        counts[kind.slug] = Counter()
+    pairs: Counter = Counter()
     for s in summaries:
-        by_slug.setdefault(s.kind.slug, s.kind)
-        counts.setdefault(s.kind.slug, Counter())[str(s.status)] += 1
-    return [KindCounts(by_slug[slug], dict(counts[slug])) for slug in by_slug]
+        if s.kind.slug not in by_slug:
+            by_slug[s.kind.slug] = s.kind
+        pairs[(s.kind.slug, s.status)] += 1
+    counts: dict[str, dict[str, int]] = {slug: {} for slug in by_slug}
+    for (slug, status), n in pairs.items():
+        counts[slug][str(status)] = n
+    return [KindCounts(by_slug[slug], counts[slug]) for slug in by_slug]
 
 
 # -- success rate -------------------------------------------------------------------------------

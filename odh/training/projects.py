@@ -119,7 +119,8 @@ def project_rows(quotas: list[Obj], pods: list[Obj] | Holdings,
     rows: dict[str, ProjectRow] = {}
 
     def row(namespace: str) -> ProjectRow:
-        return rows.setdefault(namespace, ProjectRow(namespace))
+        found = rows.get(namespace)
+        return found if found is not None else rows.setdefault(namespace, ProjectRow(namespace))
 
     for quota in quotas:
         row(namespace_of(quota)).quotas.extend(quota_uses(quota))

@@ -44,6 +44,10 @@ class Listing:
     forbidden_namespaces: list[str] = field(default_factory=list)
     forbidden_kinds: list[JobKind] = field(default_factory=list)
     pods_forbidden: bool = False
+    # (namespace, kind slug, name) -> every kept event that may be about the job, or None
+    # where the person may not list events there: set where the jobs come from the watch
+    # hub's index (which keeps them), so that a row's diagnosis reads no project's events
+    indexed_events: Callable[[tuple[str, str, str]], list[Obj] | None] | None = None
 
 
 Fallback = Callable[[], list[str]]

@@ -127,14 +127,16 @@ class _IndexObjects(dict):
 
 def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
                 may_list: Callable[[str, JobKind], bool], may_see_pods: Callable[[str], bool],
-                now: datetime) -> Listing | None:
+                now: datetime, may_see_events: Callable[[str], bool] | None = None,
+                ) -> Listing | None:
     """The list page's jobs as the watch hub in this process keeps them summarized (no
     API list, no summary made per request), or None: no ready hub here, ask the API.
 
     Only what the person may list: `may_list(namespace, kind)` and `may_see_pods(namespace)`
     are their access answers (SelfSubjectAccessReviews, cached); a namespace where they may
     not list MPIJobs is reported refused, as the API would; where they may not list pods,
-    the jobs are summarized from the job objects alone."""
+    the jobs are summarized from the job objects alone. With `may_see_events`, the listing
+    also answers each job's kept events where they may list events (`indexed_events`)."""
     hub = _ready_hub()
     if hub is None:
         return None
@@ -151,6 +153,14 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
         if may_see_pods(ns):
             pods_shown.add(ns)
     listing.objects = _IndexObjects(index, pods_shown)
+    if may_see_events is not None:
+        def indexed_events(key: tuple[str, str, str]) -> list[dict] | None:
+            if not may_see_events(key[0]):
+                return None
+            data = index.job_data(key)
+            return data.events if data is not None else []
+
+        listing.indexed_events = indexed_events
     for key, summary in list(hub.summaries.items()):
         ns, slug, _name = key
         if slug not in allowed.get(ns, ()):

@@ -114,12 +114,15 @@ def job_list(request: HttpRequest) -> HttpResponse:
         page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
         # the waiting rows shown that name a Kueue queue: their place in it
         queued = queue_standing.positions_for_rows(client, list(page.object_list))
+        # the events that say why a row fails or waits, where the hub keeps them
+        known_events = diagnoses.indexed_row_events(list(page.object_list),
+                                                    result.indexed_events)
     chips = _filter_chips(request, filters, kinds)
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
     # why the rows shown fail or wait: the job page's diagnosis, bounded the same way
     found = diagnoses.for_rows(session.token(request), list(page.object_list), result.objects,
-                               diagnoses.dismissed_all(request))
+                               diagnoses.dismissed_all(request), known_events)
     context = {
         "page": page,
         "filters": filters,

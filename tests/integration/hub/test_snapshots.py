@@ -105,6 +105,36 @@ def test_the_job_list_comes_from_the_hub_and_shows_what_the_api_would(hub, demo,
     assert len(rows) == min(len(expected.summaries), 25)
 
 
+def test_the_lists_diagnoses_read_the_hubs_events_not_the_projects(hub, demo, client, db,
+                                                                    monkeypatch):
+    """The lines that say why a listed job failed or waits need its events: with the hub
+    in this process they come from its index (no list of a project's events, which grows
+    with the project), and say what reading the events with alice's token says."""
+    from django.core.cache import cache
+
+    from tests.dashboard_support import sign_in
+
+    def lines(page: str) -> dict[str, str]:  # durations as "#m #s": a second may pass
+        found = re.findall(r'dash-diagnosis-line--\w+" id="([^"]+)".*?</span>([^<]*)</div>',
+                           page)
+        return {cell: re.sub(r"\d+", "#", line) for cell, line in found}
+
+    sign_in(client, demo, "alice")
+    with monkeypatch.context() as without_hub:
+        without_hub.setattr(training.hub.snapshots, "get_hub", lambda: None)
+        client.get("/jobs/?project=")  # warms her access answers
+        cache.clear()  # no row's diagnosis kept: each is made again
+        read = lines(client.get("/jobs/?project=").content.decode())
+    client.get("/jobs/?project=")
+    cache.clear()
+    before = reads(demo)
+    indexed = lines(client.get("/jobs/?project=").content.decode())
+    took = Counter({r: reads(demo)[r] - before[r] for r in before})
+    assert took["events"] == 0
+    assert len(read) >= 3  # the demo's failed jobs say why
+    assert indexed == read
+
+
 def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
         hub, demo, client, db):
     """The admin's /cluster/ with the hub in this process: the jobs, their pods and the
