@@ -34,7 +34,10 @@ def bob_api(simcluster):
 # `make test` runs the suite on two pytest-xdist workers (--dist loadgroup): tests that
 # must not run at the same time as each other share a group, so they run on one worker, one
 # after the other. The browser tests (one Chromium at a time is what two cores bear), and
-# the tests that use the machine's one PostgreSQL database `test`.
+# the tests that use the machine's one PostgreSQL database `test`. Known: with pytest 9.2
+# and pytest-xdist 3.8 the groups are not applied (xdist adds them to `item._nodeid`,
+# which pytest 9.2 no longer reads); with pytest 8.4 they are, and some tests then fail
+# (Django's async-unsafe check beside Playwright, translations): to be fixed before pinning.
 _GROUPS = {"tests/e2e/": "browser",
            "tests/integration/database/": "postgresql",
            "tests/integration/hub/test_history.py": "postgresql"}

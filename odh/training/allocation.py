@@ -63,6 +63,24 @@ def _pod_requests(pod: Obj) -> dict[str, Decimal]:
     return total
 
 
+def held_part(pod: Obj) -> Obj:
+    """Only what `Holdings` reads of a pod (its uid, namespace and resourceVersion; node;
+    containers' resources; overhead; phase): what the watch hub keeps of the pods of no
+    training job, which the admin overview adds up and nothing else reads."""
+    meta, spec = as_dict(pod.get("metadata")), as_dict(pod.get("spec"))
+
+    def resources(containers: Any) -> list[Obj]:
+        return [{"resources": as_dict(c).get("resources") or {}} for c in as_list(containers)]
+
+    return {"metadata": {k: meta[k] for k in ("uid", "name", "namespace", "resourceVersion")
+                         if k in meta},
+            "spec": {"nodeName": spec.get("nodeName"),
+                     "containers": resources(spec.get("containers")),
+                     "initContainers": resources(spec.get("initContainers")),
+                     "overhead": spec.get("overhead") or {}},
+            "status": {"phase": get_path(pod, ["status", "phase"])}}
+
+
 def holds_node(pod: Obj) -> bool:
     """A pod bound to a node keeps its requests there until it succeeds or fails."""
     return bool(get_path(pod, ["spec", "nodeName"])) and \

@@ -100,7 +100,8 @@ class JobIndex:
     # -- changes ------------------------------------------------------------------------------
     def apply(self, what: str, etype: str, obj: Obj, kind: JobKind | None = None
               ) -> set[JobKey]:
-        """Take one change ("jobs", "pods", "events" or "quotas"); the jobs it may touch."""
+        """Take one change ("jobs", "pods", "events", "quotas" or "other-pods": the pods of
+        no training job, whose requests only are added up); the jobs it may touch."""
         with self._lock:
             if what == "jobs":
                 return self._apply_job(etype, obj, kind)
@@ -110,6 +111,9 @@ class JobIndex:
                 return self._apply_event(etype, _without_managed_fields(obj))
             if what == "quotas":
                 self._apply_quota(etype, obj)
+                return set()
+            if what == "other-pods":  # of no training job: only what they hold is kept
+                self._apply_other_pod(etype, obj)
                 return set()
         raise ValueError(f"unknown resource {what!r}")
 
@@ -164,6 +168,13 @@ class JobIndex:
             self._holdings.put(obj, key=uid)
             affected |= self._keys_named(ns, job)
         return affected
+
+    def _apply_other_pod(self, etype: str, obj: Obj) -> None:
+        uid = str(_meta(obj).get("uid") or "")
+        if etype == "DELETED":
+            self._holdings.drop(uid)
+        else:
+            self._holdings.put(obj, key=uid)
 
     def _event_bucket(self, event: Obj) -> tuple[str, str] | None:
         about = involved(event)
@@ -246,8 +257,9 @@ class JobIndex:
             return dict(self._jobs)
 
     def holdings(self) -> Holdings:
-        """What the indexed pods hold on their nodes, added up as they came and went (a
-        copy): the admin overview's capacity without going over every pod."""
+        """What the indexed pods (and the other pods told) hold on their nodes, added up as
+        they came and went (a copy): the admin overview's capacity without going over every
+        pod."""
         with self._lock:
             return self._holdings.copy()
 

@@ -30,7 +30,8 @@ Counters (`stats()`): `relists` (lists after the first), `reconnects` (watches o
 after a failure), `errors` (failed lists and watches), `expired` (410s), `unauthorized`
 (401s), `clients` (clients made again after a 401), `events` (changes received). The
 watch runs in a daemon thread (`start()`; `stop()`, which also closes the client);
-`on_change` is called from that thread and should return quickly.
+`on_change` is called from that thread and should return quickly. A `transform` (the
+hub's `compact.compact`) makes what is cached and told of each object kept.
 
 Plain Python and the official `kubernetes` client, nothing else: the dashboard's hub, the
 SDK and tests use the same class against real clusters and simcluster alike.
@@ -122,12 +123,15 @@ class ResilientWatch:
                  keep: Callable[[Obj], bool] | None = None,
                  timeout_seconds: int = 290, bookmarks: bool = True,
                  backoff_initial: float = 0.5, backoff_max: float = 30.0,
-                 client_factory: Callable[[], ClusterClient] | None = None) -> None:
+                 client_factory: Callable[[], ClusterClient] | None = None,
+                 transform: Callable[[Obj], Obj] | None = None) -> None:
         self.client = client
         self.client_factory = client_factory
         self.resource = resource
         self.on_change = on_change
         self.keep = keep
+        # what is kept (and told) of each object: `compact.compact` for a long-lived cache
+        self.transform = transform
         self.timeout_seconds = int(timeout_seconds)
         self.bookmarks = bookmarks
         self.backoff_initial = backoff_initial
@@ -314,7 +318,7 @@ class ResilientWatch:
 
     def _replace(self, listed: list[Obj], rv: str) -> None:
         """Make the cache what the list says, telling `on_change` what differs."""
-        fresh = {_uid(o): o for o in listed if self.keep is None or self.keep(o)}
+        fresh = {_uid(o): self._kept(o) for o in listed if self.keep is None or self.keep(o)}
         changes: list[tuple[str, Obj]] = []
         with self._lock:
             old = self._items
@@ -401,12 +405,16 @@ class ResilientWatch:
                 else:
                     etype = ""
             else:
+                obj = self._kept(obj)
                 self._items[uid] = obj
                 etype = MODIFIED if known else ADDED
             if rv:
                 self.resource_version = rv
         if etype:
             self._notify(etype, obj)
+
+    def _kept(self, obj: Obj) -> Obj:
+        return obj if self.transform is None else self.transform(obj)
 
     def _notify(self, etype: str, obj: Obj) -> None:
         if self.on_change is None:

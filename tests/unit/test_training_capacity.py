@@ -7,6 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from odh.training import capacity
+from odh.training.allocation import held_part
 from odh.training.capacity import (
     ClusterState,
     HistoryRecord,
@@ -81,6 +82,21 @@ def test_pod_requests_add_containers_take_the_larger_init_container_and_overhead
         "overhead": {"cpu": "250m"}}}
     assert pod_requests(pod) == {"cpu": Decimal("4.25"), "memory": Decimal(2 * 2**30),
                                  "nvidia.com/gpu": Decimal(2)}
+
+
+def test_the_part_of_a_pod_kept_for_its_holdings_holds_the_same():
+    pod = plain_pod("w0", "a100-0", cpu="8", memory="64Gi", **{"nvidia.com/gpu": "3"})
+    pod["metadata"].update(uid="u0", resourceVersion="7", labels={"app": "x"})
+    pod["spec"]["initContainers"] = [{"name": "i", "image": "x",
+                                      "resources": {"requests": {"cpu": "16"}}}]
+    pod["spec"]["overhead"] = {"cpu": "250m"}
+    kept = held_part(pod)
+    assert pod_requests(kept) == pod_requests(pod) == {
+        "cpu": Decimal("16.25"), "memory": Decimal(64 * 2**30), "nvidia.com/gpu": Decimal(3)}
+    assert capacity.holds_node(kept)
+    assert "labels" not in kept["metadata"] and "image" not in kept["spec"]["containers"][0]
+    done = held_part(plain_pod("d", "a100-0", phase="Succeeded"))
+    assert not capacity.holds_node(done)
 
 
 def test_finished_and_unbound_pods_hold_nothing():

@@ -64,7 +64,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import translation
 
+from odh.training.allocation import held_part
 from odh.training.client import JOB_NAME_LABEL, ClusterClient
+from odh.training.compact import compact
 from odh.training.jobindex import JobIndex, JobKey, may_concern_training_job
 from odh.training.kinds import JobKind
 from odh.training.queries import job_events
@@ -101,6 +103,8 @@ RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
 PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
 EVENTS = WatchedResource("events")
 QUOTAS = WatchedResource("resourcequotas")
+# the pods of no training job: only their requests are kept, added up for the overview
+OTHER_PODS = WatchedResource("pods", label_selector=f"!{JOB_NAME_LABEL}")
 # Kueue's Workloads, where the cluster serves Kueue: any change tells the queue pages
 WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
 
@@ -224,6 +228,7 @@ class Hub:
         # pages showing where jobs stand in Kueue's queues: told when a Workload moved
         self.queues = queue_notices(self._send, self.ready)
         self.queue_watch: ResilientWatch | None = None
+        self.other_pods_watch: ResilientWatch | None = None
         # open pages: told whether the hub sees the cluster (else their updates are paused)
         self._discovery_failing = False
         # a server that hangs leaves the watches silent, not failing: asked directly
@@ -271,8 +276,9 @@ class Hub:
             self.sessions.stop()
         self.cluster.stop()
         self.queues.stop()
-        if self.queue_watch is not None:
-            self.queue_watch.stop(timeout=10)
+        for extra in (self.queue_watch, self.other_pods_watch):
+            if extra is not None:
+                extra.stop(timeout=10)
         self.probe.stop()
         self.status.stop()
         self.publisher.close()
@@ -336,20 +342,40 @@ class Hub:
         self.kinds = self._served_kinds()
         if self._stop.is_set():
             return
-        watches = [(job_resource(k), self._job_handler(k), None) for k in self.kinds]
-        watches += [(PODS, self._handler("pods"), None),
-                    (EVENTS, self._handler("events"), may_concern_training_job),
-                    (QUOTAS, self._handler("quotas"), None)]
-        for resource, handler, keep in watches:
+        # kept compact (odh/training/compact.py: shared strings; pods, Events and quotas
+        # without managedFields, jobs as read): one copy, held by the watch and the index
+        job_compact = functools.partial(compact, keep_managed_fields=True)
+        watches = [(job_resource(k), self._job_handler(k), None, job_compact)
+                   for k in self.kinds]
+        watches += [(PODS, self._handler("pods"), None, compact),
+                    (EVENTS, self._handler("events"), may_concern_training_job, compact),
+                    (QUOTAS, self._handler("quotas"), None, compact)]
+        for resource, handler, keep, transform in watches:
             w = ResilientWatch(self.client_factory(), resource, handler, keep=keep,
                                timeout_seconds=self.watch_timeout,
-                               client_factory=self.refresh_client_factory)
+                               client_factory=self.refresh_client_factory,
+                               transform=transform)
             self.watches.append(w)
             w.start()
         log.info("watch hub: watching %s", ", ".join(w.resource.name for w in self.watches))
         with self._cond:
             self._cond.notify_all()
+        self._watch_other_pods()
         self._watch_workloads()
+
+    def _watch_other_pods(self) -> None:
+        """The pods of no training job, for the admin overview's sums only: apart from the
+        job watches (readiness does not wait for it; until it has listed, the overview
+        lists those pods itself), kept as `allocation.held_part`."""
+        watch = ResilientWatch(self.client_factory(), OTHER_PODS, self._other_pod,
+                               timeout_seconds=self.watch_timeout,
+                               client_factory=self.refresh_client_factory,
+                               transform=held_part)
+        self.other_pods_watch = watch.start()
+
+    def _other_pod(self, etype: str, obj: dict) -> None:
+        self.index.apply("other-pods", etype, obj)
+        self.cluster.changed()
 
     def _watch_workloads(self) -> None:
         """Kueue's Workloads, if the cluster serves Kueue and the hub may watch them: apart

@@ -176,9 +176,10 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
 
 def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     """The admin overview's `capacity.ClusterState` with the jobs (summarized by the hub),
-    their pods and the quotas from the index; only nodes, the pods of no training job
-    (`!training.kubeflow.org/job-name`: few) and Kueue's queues are read, with `client`
-    (the administrator's). None: no ready hub here, read it all (`capacity.read_cluster`).
+    what every pod holds and the quotas from the index; only nodes and Kueue's queues are
+    read, with `client` (the administrator's), and the pods of no training job
+    (`!training.kubeflow.org/job-name`) while the hub has not listed them yet. None: no
+    ready hub here, read it all (`capacity.read_cluster`).
 
     For a person who may list pods and every served job kind in every project (asked by
     the caller): what they would read themselves, as current as the hub's watches."""
@@ -202,7 +203,11 @@ def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     except errors.Forbidden:
         queues = None
     # the indexed pods' requests come added up: what the overview needs of 50,000 pods
-    # is their sums by node and project, kept as they change
-    return ClusterState(nodes=nodes, pods=client.list_pods(label_selector=f"!{JOB_NAME_LABEL}"),
-                        holdings=index.holdings(), quotas=index.all_quotas(), jobs=jobs,
-                        kinds=served, queues=queues, observed_at=now)
+    # is their sums by node and project, kept as they change; the other pods' too, once
+    # the hub has listed them (else they are listed here)
+    others = hub.other_pods_watch
+    listed = others is not None and others.synced.is_set() and not others.failing
+    pods = [] if listed else client.list_pods(label_selector=f"!{JOB_NAME_LABEL}")
+    return ClusterState(nodes=nodes, pods=pods, holdings=index.holdings(),
+                        quotas=index.all_quotas(), jobs=jobs, kinds=served, queues=queues,
+                        observed_at=now)

@@ -187,3 +187,22 @@ def test_a_deleted_job_leaves_the_list(hub, loop_thread, layer, jobs):
     assert gone["html"] == f'<tr id="job-row-{NS}-mpijob-{name}" hx-swap-oob="delete"></tr>'
     told = page.wait_for(lambda m: m["change"] == "deleted", what="the page told")
     assert told["announce"] == f"Job {name} was deleted."
+
+
+def test_the_hub_keeps_one_compact_copy_of_each_pod_and_event(hub):
+    """What the watches cache is what the index holds (one copy each), without
+    managedFields, its repeated strings shared between objects read separately."""
+    watches = {w.resource.name: w for w in hub.watches}
+    pods, events = watches["pods"].items(), watches["events"].items()
+    assert pods and events
+    for obj in pods + events:
+        assert "managedFields" not in obj["metadata"]
+    namespaces = [p["metadata"]["namespace"] for p in pods
+                  if p["metadata"]["namespace"] == NS]
+    assert len(namespaces) >= 2 and all(n is namespaces[0] for n in namespaces)
+    pod = next(p for p in pods if p["metadata"]["namespace"] == NS
+               and p["metadata"].get("labels", {}).get("training.kubeflow.org/job-name"))
+    job = pod["metadata"]["labels"]["training.kubeflow.org/job-name"]
+    data = hub.index.job_data((NS, "mpijob", job))
+    assert data is not None
+    assert any(p is pod for p in data.pods)

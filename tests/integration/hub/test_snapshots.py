@@ -137,31 +137,47 @@ def test_the_lists_diagnoses_read_the_hubs_events_not_the_projects(hub, demo, cl
 
 def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
         hub, demo, client, db):
-    """The admin's /cluster/ with the hub in this process: the jobs, their pods and the
-    quotas from its index (no list of jobs, of training pods or of quotas), the same
-    capacity, project rows, counts and waiting jobs as reading everything with the
-    admin's token."""
+    """The admin's /cluster/ with the hub in this process: the jobs, what every pod holds
+    (a pod of no training job too) and the quotas from its index (no list of jobs, pods or
+    quotas), the same capacity, project rows, counts and waiting jobs as reading
+    everything with the admin's token."""
     from datetime import UTC, datetime
+
+    from kubernetes import client as k8s
 
     from odh.training import capacity
     from odh.training.client import ClusterClient
     from tests.dashboard_support import sign_in
+    from tests.waiting import wait_until
     from training.hub.snapshots import hub_cluster_state
 
-    sign_in(client, demo, "admin")
-    assert client.get("/cluster/").status_code == 200  # warms the access answers
-    before = reads(demo)
-    page = client.get("/cluster/")
-    took = Counter({r: reads(demo)[r] - before[r] for r in before})
-    assert page.status_code == 200
-    assert (took["mpijobs"], took["pytorchjobs"], took["tfjobs"], took["resourcequotas"]) \
-        == (0, 0, 0, 0)
-    assert took["pods"] == 1  # the pods of no training job only
-    now = datetime.now(UTC)
-    with ClusterClient(demo.api_client("admin")) as api:
-        kinds = api.served_kinds()
-        from_api = capacity.overview(capacity.read_cluster(api, kinds, now))
-        from_hub = capacity.overview(hub_cluster_state(api, kinds, now))
+    other = "not-a-training-pod"
+    k8s.CoreV1Api(demo.api_client("alice")).create_namespaced_pod(NS, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": other},
+        "spec": {"restartPolicy": "Never", "containers": [{
+            "name": "main", "image": "registry.access.redhat.com/ubi9/ubi-minimal:9.4",
+            "command": ["sleep", "infinity"],
+            "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]}})
+    try:
+        def held_by_the_hub() -> bool:
+            return hub.index.holdings().by_namespace("cpu").get(NS, 0) >= 3
+        wait_until(held_by_the_hub, 30, message="the hub adding up the pod's requests")
+        sign_in(client, demo, "admin")
+        assert client.get("/cluster/").status_code == 200  # warms the access answers
+        before = reads(demo)
+        page = client.get("/cluster/")
+        took = Counter({r: reads(demo)[r] - before[r] for r in before})
+        assert page.status_code == 200
+        assert (took["mpijobs"], took["pytorchjobs"], took["tfjobs"], took["pods"],
+                took["resourcequotas"]) == (0, 0, 0, 0, 0)
+        now = datetime.now(UTC)
+        with ClusterClient(demo.api_client("admin")) as api:
+            kinds = api.served_kinds()
+            from_api = capacity.overview(capacity.read_cluster(api, kinds, now))
+            from_hub = capacity.overview(hub_cluster_state(api, kinds, now))
+    finally:
+        k8s.CoreV1Api(demo.api_client("alice")).delete_namespaced_pod(
+            other, NS, grace_period_seconds=0)
     assert from_hub.capacity == from_api.capacity
     assert from_hub.projects == from_api.projects
     assert from_hub.jobs_by_kind == from_api.jobs_by_kind
