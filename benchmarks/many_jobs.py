@@ -2,7 +2,7 @@
 /cluster/ with 100, 1,000 (and, with --sizes, 10,000) running MPIJobs of 5 pods each in the
 cluster (10,000 jobs: 50,000 pods), read from the API with the person's token (a web
 process without the watch hub) and served from the hub's index (the hub in the web
-process, as by default); and the hub's memory.
+process, as by default); and the hub's memory, in all and per job it holds.
 
 For each size: simcluster started on a scenario made from the demo's
 (simcluster/scenarios/demo.yaml) with that many MPIJobs added to team-nlp (`jobs[].count`:
@@ -107,9 +107,17 @@ def measure(sim, jobs: int) -> dict[str, float]:
     return figures
 
 
-def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float]:
+def settled(hub) -> bool:
+    """Every watch listed (the other pods' too) and every job summarized since."""
+    others = hub.other_pods_watch
+    return (hub.ready.is_set() and all(w.synced.is_set() for w in hub.watches)
+            and others is not None and others.synced.is_set() and hub.stats()["dirty"] == 0)
+
+
+def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float, int]:
     """The same pages with the watch hub running in this process (ready: it has listed
-    everything), as the dashboard runs by default; and the memory it took (MiB)."""
+    everything), as the dashboard runs by default; the memory it took (MiB) and the
+    number of jobs it holds (the demo's and the added ones)."""
     import gc
     import tracemalloc
 
@@ -124,9 +132,10 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float]:
     hub = build_hub(record_history=False).start()
     try:
         # ready may come before every first list (the hub starts without a late one):
-        # measured once it has them all, so that pages do not share the machine with it
+        # measured once it has them all and has summarized every job since, so that the
+        # pages do not share the machine with its first work
         deadline = time.monotonic() + 1800
-        while not (hub.ready.is_set() and all(w.synced.is_set() for w in hub.watches)):
+        while not settled(hub):
             if time.monotonic() > deadline:
                 raise SystemExit("the watch hub did not list the cluster within 30 minutes")
             time.sleep(0.5)
@@ -134,10 +143,14 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float]:
         memory = tracemalloc.get_traced_memory()[0] / 2**20
         tracemalloc.stop()
         training.hub._hub = hub  # what ensure_started() does on the first websocket
-        return measure(sim, jobs), memory
+        return measure(sim, jobs), memory, hub.index.counts()["jobs"]
     finally:
         training.hub._hub = None
         hub.stop()
+
+
+def _memory(name: str) -> bool:
+    return "MiB" in name or "KiB" in name
 
 
 def record(rows: list[str], sizes: list[int]) -> None:
@@ -165,18 +178,20 @@ def main() -> None:
             sim = start_cluster(Path(tmp), size)
             try:
                 results[size] = measure(sim, size)
-                with_hub, memory = measure_with_hub(sim, size)
+                with_hub, memory, held = measure_with_hub(sim, size)
                 results[size].update({f"{k}, hub": v for k, v in with_hub.items()})
                 results[size]["hub memory (MiB)"] = memory
+                # what grows with the cluster is what it holds: per job, it should not
+                results[size]["hub memory per job (KiB)"] = memory * 1024 / held
             finally:
                 sim.stop()
-            print(f"{size} jobs: " + ", ".join(f"{k} {v * 1000:.0f} ms" if "MiB" not in k
+            print(f"{size} jobs: " + ", ".join(f"{k} {v * 1000:.0f} ms" if not _memory(k)
                                                else f"{k} {v:.0f}"
                                                for k, v in results[size].items()), flush=True)
     rows = []
     for name in results[sizes[0]]:
         ratio = results[sizes[-1]][name] / results[sizes[0]][name]
-        cells = [f"{results[s][name]:.0f}" if "MiB" in name else
+        cells = [f"{results[s][name]:.0f}" if _memory(name) else
                  f"{results[s][name] * 1000:.0f} ms" for s in sizes]
         rows.append(f"| {name} | " + " | ".join(cells) + f" | {ratio:.1f} |")
     if not args.no_record:

@@ -36,8 +36,10 @@ def bob_api(simcluster):
 # after the other. The browser tests (one Chromium at a time is what two cores bear), and
 # the tests that use the machine's one PostgreSQL database `test`. Known: with pytest 9.2
 # and pytest-xdist 3.8 the groups are not applied (xdist adds them to `item._nodeid`,
-# which pytest 9.2 no longer reads); with pytest 8.4 they are, and some tests then fail
-# (Django's async-unsafe check beside Playwright, translations): to be fixed before pinning.
+# which pytest 9.2 no longer reads). With pytest 8.4 they are, and tests that happened to
+# pass on the other worker then fail: a database fixture after a Playwright test in the
+# same process (Django's async-unsafe check) and log capture in test_errors.py; to be
+# fixed before pinning pytest.
 _GROUPS = {"tests/e2e/": "browser",
            "tests/integration/database/": "postgresql",
            "tests/integration/hub/test_history.py": "postgresql"}

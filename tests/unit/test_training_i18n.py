@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 from odh.training import i18n
 from odh.training.fit import check_fit
 from odh.training.spec import MPIJobSpec
 from odh.training.validation import validate_spec
+
+
+@pytest.fixture(autouse=True)
+def installed_translator():
+    """Each test's translator goes again afterwards: the Django pages tested later in the
+    same process translate with Django's."""
+    before = (i18n._translate, i18n._translate_plural)
+    yield
+    i18n.set_translator(*before)
 
 
 def test_identity_by_default():
@@ -21,20 +32,14 @@ def test_messages_go_through_the_installed_translator():
         seen.append(message)
         return message.replace("Enter", "Gib")
 
-    try:
-        i18n.set_translator(translate)
-        found = validate_spec(MPIJobSpec(namespace="team-nlp", image="x:1", command=["x"]))
-        assert found[0].message == 'Gib a job name, for example "bert-finetune".'
-        assert "Enter a job name, for example \"%(example)s\"." in seen
-        text = check_fit(MPIJobSpec(workers=3), [], [], [], "ns").totals.text()
-        assert "%(count)d workers" in seen and text.startswith("3 workers")
-    finally:
-        i18n.set_translator(lambda message: message)
+    i18n.set_translator(translate)
+    found = validate_spec(MPIJobSpec(namespace="team-nlp", image="x:1", command=["x"]))
+    assert found[0].message == 'Gib a job name, for example "bert-finetune".'
+    assert "Enter a job name, for example \"%(example)s\"." in seen
+    text = check_fit(MPIJobSpec(workers=3), [], [], [], "ns").totals.text()
+    assert "%(count)d workers" in seen and text.startswith("3 workers")
 
 
 def test_a_plural_translator_is_used_for_counts():
-    try:
-        i18n.set_translator(lambda m: m, lambda s, p, n: f"[{n}] " + (s if n == 1 else p))
-        assert i18n.ngettext("%(count)d GPU", "%(count)d GPUs", 2) == "[2] %(count)d GPUs"
-    finally:
-        i18n.set_translator(lambda message: message)
+    i18n.set_translator(lambda m: m, lambda s, p, n: f"[{n}] " + (s if n == 1 else p))
+    assert i18n.ngettext("%(count)d GPU", "%(count)d GPUs", 2) == "[2] %(count)d GPUs"

@@ -317,6 +317,7 @@ class Hub:
                 "watches": [w.stats() for w in self.watches], "index": self.index.counts(),
                 "sees_cluster": self.status.state == "up",
                 "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
+                "dirty": len(self._dirty),  # jobs changed, not yet summarized and sent
                 "logs": self.logs.stats(),
                 "history": self.history.stats() if self.history is not None else None}
 
