@@ -6,6 +6,9 @@ quotas by namespace. `apply()` takes one watch event and answers which jobs it m
 changed; `job_data()` hands back what `status.summarize` and `queries.job_events` need to
 say how one job is doing, the same way the dashboard's pages do with a person's token.
 
+Objects are kept as they are handed in, shared with the watch that read them: the hub's
+watches hand them in compact (`compact.compact`, without managedFields for pods and Events).
+
 Thread-safe: watches call `apply()` from their own threads.
 """
 
@@ -64,18 +67,6 @@ def may_concern_training_job(event: Obj) -> bool:
     return candidate_job_name(event) is not None
 
 
-def _without_managed_fields(obj: Obj) -> Obj:
-    """A pod or event as kept: without `metadata.managedFields` (server-side apply's
-    bookkeeping, often a third of an object, read by nothing here; client-go's informers
-    strip it the same way). The job objects keep theirs (the Configuration tab drops it)."""
-    meta = obj.get("metadata")
-    if isinstance(meta, dict) and "managedFields" in meta:
-        meta = dict(meta)
-        del meta["managedFields"]
-        obj = {**obj, "metadata": meta}
-    return obj
-
-
 @dataclass
 class JobData:
     kind: JobKind
@@ -106,9 +97,9 @@ class JobIndex:
             if what == "jobs":
                 return self._apply_job(etype, obj, kind)
             if what == "pods":
-                return self._apply_pod(etype, _without_managed_fields(obj))
+                return self._apply_pod(etype, obj)
             if what == "events":
-                return self._apply_event(etype, _without_managed_fields(obj))
+                return self._apply_event(etype, obj)
             if what == "quotas":
                 self._apply_quota(etype, obj)
                 return set()

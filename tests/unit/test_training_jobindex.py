@@ -148,20 +148,3 @@ def test_what_the_indexed_pods_hold_follows_them_as_they_change_and_go():
     index.apply("pods", "ADDED", bound("train-worker-2", "p2", "2"))
     assert dict(copy.by_namespace("nvidia.com/gpu")) == {}  # a copy does not move
     assert gpus() == {NS: 2}
-
-
-def test_pods_and_events_are_kept_without_their_managed_fields():
-    index = JobIndex()
-    index.apply("jobs", "ADDED", job("train", "j1"))
-    p = pod("train-worker-0", "p0", "train")
-    p["metadata"]["managedFields"] = [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}]
-    e = event("e1", "Pod", "train-worker-0", involved_uid="p0")
-    e["metadata"]["managedFields"] = [{"manager": "kubelet"}]
-    index.apply("pods", "ADDED", p)
-    index.apply("events", "ADDED", e)
-    data = index.job_data((NS, "mpijob", "train"))
-    assert [x["metadata"]["name"] for x in data.pods] == ["train-worker-0"]
-    assert "managedFields" not in data.pods[0]["metadata"]
-    assert [x["metadata"]["uid"] for x in data.events] == ["e1"]
-    assert "managedFields" not in data.events[0]["metadata"]
-    assert "managedFields" in p["metadata"]  # what the watch handed in is left as it was
