@@ -10,14 +10,18 @@ scheduler would count:
 | NodeUnschedulable | `node(s) were unschedulable` | no |
 | TaintToleration | `node(s) had untolerated taint {key: value}` | no |
 | NodeAffinity | `node(s) didn't match Pod's node affinity/selector` | no |
-| NodeResourcesFit | `Too many pods`, `Insufficient <resource>` (cpu, memory, ...) | yes |
+| NodeResourcesFit | `Too many pods`, `Insufficient <resource>` (cpu, memory, ...) | yes* |
+
+(*) unless the pod asks for more than the node has in all.
 
 Before the filters, the VolumeBinding plugin's PreFilter refuses a pod whose
 `persistentVolumeClaim` volume names a claim that does not exist in its namespace, on every
 node at once (`persistentvolumeclaim "<claim>" not found`, preemption not helpful).
 
-Preemption is not simulated: every pod has priority 0 in practice, so the message always
-says no victims were found where resources are short.
+Preemption is not simulated: every pod has priority 0 in practice, so the message says no
+victims were found where resources are short, and that preemption is not helpful where the
+pod asks for more than the node has in all (kube-scheduler 1.31+ marks such a shortage
+UnschedulableAndUnresolvable).
 
 Scoring (deterministic, documented in simcluster's README): a pod that asks for GPUs goes to
 the feasible node whose GPUs would be the most allocated afterwards (binpacking keeps whole
@@ -234,7 +238,10 @@ def filter_node(pod: Obj, requests: Resources, info: NodeInfo) -> Verdict | None
         return Verdict([AFFINITY], False)
     shortages = _resource_shortages(requests, info)
     if shortages:
-        return Verdict(shortages, True)
+        # kube-scheduler 1.31+ (NodeResourcesFit's InsufficientResource.Unresolvable): a
+        # pod asking for more than the node has in all cannot be helped by preemption
+        too_big = any(amount > info.allocatable.get(r, 0) for r, amount in requests.items())
+        return Verdict(shortages, not too_big)
     return None
 
 

@@ -44,6 +44,7 @@ from odh.training.kinds import MPIJOB
 from odh.training.prometheus import PrometheusClient
 from odh.training.queries import JobDetail, job_events
 from odh.training.status import summarize
+from odh.training.story import tell
 from odh.training.summary import JobStatus, JobSummary
 
 from . import job_progress, session
@@ -456,7 +457,8 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
             item["primary"], first_fix = first_fix, False
             item["note"] = s.fix.note
         elif s.action == Action.LOGS:
-            item["url"] = f"{detail}?" + urlencode({"tab": "logs", "pod": s.pod})
+            item["url"] = f"{detail}?" + urlencode(
+                {"tab": "logs", "pod": s.pod, **({"previous": "1"} if s.previous else {})})
         elif s.action == Action.EVENTS:
             item["url"] = f"{detail}?tab=events&type=Warning"
         elif s.action == Action.TOPOLOGY:
@@ -483,12 +485,12 @@ def card_context(diagnosis: Diagnosis | None, detail: JobDetail, token: str) -> 
     ref = (summary.namespace, summary.kind.slug, summary.name)
     variant, icon = SEVERITY_STYLE.get(str(diagnosis.severity) if diagnosis else "info",
                                        SEVERITY_STYLE["info"])
+    seen = object_diagnosis(detail.job, detail.pods, detail.events, summary)
     return {"diagnosis": diagnosis, "summary": summary, "alert_variant": variant,
             "alert_icon": icon,
             "suggestions": suggestion_links(diagnosis, summary, token) if diagnosis else [],
             "diagnosis_url": reverse("training-job-diagnosis", args=ref),
-            "diagnosis_signature": signature(summary, object_diagnosis(
-                detail.job, detail.pods, detail.events, summary)),
+            "seen_diagnosis": seen, "diagnosis_signature": signature(summary, seen),
             # hangs and GPU use change with time alone: a running job's card looks again
             "diagnosis_refresh": summary.status == JobStatus.RUNNING}
 
@@ -500,12 +502,14 @@ def cell_key(summary: JobSummary, seen: Diagnosis | None) -> str:
 
 
 def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
-                     pushed: bool = False, seen: Diagnosis | None = None) -> dict:
-    """What training/partials/diagnosis.html#row-cell needs. The cell's id carries the
-    job's `row_key`: a pushed row keeps (hx-preserve) the cell the page has for the same
-    state, which the page computed with the viewer's own reads; a pushed row of a new state
-    that failed or waits fetches the viewer's own line as soon as it is swapped in (the
-    hub reads no logs, quotas or nodes)."""
+                     pushed: bool = False, seen: Diagnosis | None = None,
+                     queued: str | None = None) -> dict:
+    """What training/partials/diagnosis.html#row-cell needs: the job's story
+    (odh.training.story) from `diagnosis`, and `queued` (where a job Kueue holds stands in
+    its queue, when read). The cell's id carries the job's `row_key`: a pushed row keeps
+    (hx-preserve) the cell the page has for the same state, which the page computed with
+    the viewer's own reads; a pushed row of a new state that failed or waits fetches the
+    viewer's own line as soon as it is swapped in (the hub reads no logs)."""
     from django.urls import reverse
 
     ref = (summary.namespace, summary.kind.slug, summary.name)
@@ -513,5 +517,19 @@ def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
     if pushed and diagnosis is not None:
         refresh = reverse("training-job-diagnosis", args=ref) + "?part=line"
     key = cell_key(summary, seen if not pushed else diagnosis)
-    return {"diagnosis": diagnosis, "job": summary, "refresh_url": refresh,
-            "preserve": pushed, "cell_id": f"row-diagnosis-{'-'.join(ref)}-{key}"}
+    told = tell(summary, diagnosis, queued)
+    return {"story": told, "diagnosis": diagnosis, "job": summary, "refresh_url": refresh,
+            "preserve": pushed, "cell_id": f"row-diagnosis-{'-'.join(ref)}-{key}",
+            "queue_id": f"row-queue-{'-'.join(ref)}" if queued and told.scenario == "queued"
+            else ""}
+
+
+def story_context(diagnosis: Diagnosis | None, summary: JobSummary, seen: Diagnosis | None,
+                  queued: str | None = None, pushed: bool = False, oob: bool = False) -> dict:
+    """What training/partials/diagnosis.html#story (the Status card's line) needs. `seen`
+    is what the objects alone tell (`object_diagnosis`): the line's id carries it and the
+    job's state, so the page, the hub's push (`pushed`: kept if the page has the same id)
+    and the card's fetch (`oob`) agree on which line is current."""
+    return {"story": tell(summary, diagnosis, queued),
+            "story_id": f"job-story-{cell_key(summary, seen)}", "preserve": pushed,
+            "oob": oob}

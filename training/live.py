@@ -34,7 +34,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
 from odh.training.diagnosis import Diagnosis
-from odh.training.lifecycle import failure_cause
+from odh.training.story import tell
 from odh.training.summary import JobStatus, JobSummary
 
 from . import diagnoses
@@ -136,20 +136,18 @@ def status_text(status: JobStatus | str) -> str:
 
 def announcement(summary: JobSummary, diagnosis: Diagnosis | None = None) -> str:
     """"Job bert-ft is now Running: 4/4 workers" — what the page's aria-live region says;
-    a failure is said with its diagnosis' headline when there is one."""
+    a job that failed or waits is said with its story (odh.training.story), the line the
+    page shows."""
     values = {"name": summary.name, "status": status_text(summary.status),
-              "ready": summary.workers_ready, "total": summary.workers_total,
-              "step": summary.lifecycle_step}
+              "ready": summary.workers_ready, "total": summary.workers_total}
     if summary.status == JobStatus.RUNNING:
         return _("Job %(name)s is now %(status)s: %(ready)d/%(total)d workers") % values
+    line = str(tell(summary, diagnosis).line)
     if summary.status == JobStatus.FAILED:
-        cause = (diagnosis.headline if diagnosis else "") or failure_cause(summary) \
-            or summary.reason
-        if cause:
-            return _("Job %(name)s is now %(status)s: %(cause)s") % {**values,
-                                                                       "cause": cause}
-    if summary.status in (JobStatus.PENDING, JobStatus.SUCCEEDED) and summary.lifecycle_step:
-        return _("Job %(name)s is now %(status)s: %(step)s") % values
+        if line:
+            return _("Job %(name)s is now %(status)s: %(cause)s") % {**values, "cause": line}
+    if summary.status in (JobStatus.PENDING, JobStatus.SUCCEEDED) and line:
+        return _("Job %(name)s is now %(status)s: %(step)s") % {**values, "step": line}
     return _("Job %(name)s is now %(status)s.") % values
 
 

@@ -18,6 +18,8 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from odh.training import jobmetrics
+from odh.training.diagnosis import Facts, diagnose
+from odh.training.queries import job_events
 
 if TYPE_CHECKING:
     from .hub.hub import Hub
@@ -125,19 +127,25 @@ class HubCollector:
         yield _gauge("workers", "Worker pods of the jobs that exist now: active, pending "
                      "or failed.", ["project", "type", "state"],
                      sorted(jobmetrics.worker_counts(summaries).items()))
-        pending = []
+        pending, parts = [], {}
         for key, summary in items:
             if str(summary.status) != "Pending":
                 continue
             data = hub.index.job_data(key)
             if data is not None:
                 pending.append((data.job, summary))
+                parts[summary.uid] = (data.pods, job_events(summary.kind, data.job, data.pods,
+                                                            data.events))
+
+        def diagnosis_of(job: dict, summary):  # from its pods and events, as elsewhere
+            pods, events = parts.get(summary.uid, ([], []))
+            return diagnose(Facts(job, pods, events, now=summary.observed_at, summary=summary))
         now = datetime.now(UTC)
         yield _gauge("job_pending_seconds", "Seconds each Pending job has waited since it "
                      "was created or resumed, and why (quota, insufficient_resources, "
-                     "queued, other).", ["project", "type", "name", "reason"],
+                     "queued, configuration, other).", ["project", "type", "name", "reason"],
                      (((p.project, p.type, p.name, p.reason), p.seconds)
-                      for p in jobmetrics.pending_jobs(pending, now)))
+                      for p in jobmetrics.pending_jobs(pending, now, diagnosis_of)))
         used, hard, ratio = [], [], []
         for quota in hub.index.all_quotas():
             project = str((quota.get("metadata") or {}).get("namespace") or "")

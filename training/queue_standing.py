@@ -3,8 +3,8 @@ the job page's Queue card, which fetches itself again over HTTP (`training-job-q
 whenever the page's socket is told that Kueue's Workloads moved (the watch hub watches
 them: training/queue_subscriptions.py), and every REFRESH_SECONDS while the job waits
 where no such word comes, so the position moves as the queue does (left out for jobs that
-name no queue or have finished); and the job list's "Queued: 2 of 5 in gpu-queue" under a
-waiting row's status.
+name no queue or have finished); and the job list's "Queued: 2 of 5 in gpu-queue", the
+line of a row Kueue holds.
 
 The card's expected start (odh/training/queue_start.py) needs each running job's end in
 the same ClusterQueue, from its launcher's log (three reads per job): those ends are kept
@@ -21,17 +21,15 @@ from django.http import HttpRequest
 from odh.training import errors
 from odh.training.access import identity
 from odh.training.client import ClusterClient
-from odh.training.i18n import _
 from odh.training.kinds import JobKind
 from odh.training.queue_start import EndsIn, progress_ends
-from odh.training.queueing import QueueStanding, read_standing
-from odh.training.summary import JobStatus, JobSummary
+from odh.training.queueing import QueueStanding, queued_lines, read_standing
+from odh.training.summary import JobSummary
 
 from . import kueue_settings, session
 from .projects import projects_for_user
 
 REFRESH_SECONDS = 30
-MAX_QUEUES_PER_PAGE = 10  # the list's rows name a few queues; each is one read
 ENDS_SECONDS = 30
 
 
@@ -66,27 +64,8 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
 
 
 def positions_for_rows(client: ClusterClient, summaries: list[JobSummary]) -> dict[str, str]:
-    """"Queued: 2 of 5 in gpu-queue" for the waiting rows shown that name a queue, by
-    "<ns>/<kind>/<name>": one read of each LocalQueue's pending list (Kueue's visibility
-    API, the person's token), not one per job; a queue that cannot be read gives none."""
-    from odh.training.queueing import workload_name
-
-    wanted: dict[tuple[str, str], list[JobSummary]] = {}
-    for s in summaries:
-        if s.queue and s.status in (JobStatus.PENDING, JobStatus.SUSPENDED):
-            wanted.setdefault((s.namespace, s.queue), []).append(s)
-    found: dict[str, str] = {}
-    for (namespace, queue), rows in list(wanted.items())[:MAX_QUEUES_PER_PAGE]:
-        try:
-            items = client.pending_workloads(namespace=namespace, local_queue=queue)
-        except errors.ClusterError:
-            continue
-        at = {str((i.get("metadata") or {}).get("name") or ""): n + 1
-              for n, i in enumerate(items)}
-        for s in rows:
-            name = workload_name(s.kind, {"metadata": {"name": s.name, "uid": s.uid}})
-            if name in at:
-                found[f"{s.namespace}/{s.kind.slug}/{s.name}"] = _(
-                    "Queued: %(position)d of %(of)d in %(queue)s") % {
-                    "position": at[name], "of": len(items), "queue": queue}
-    return found
+    """"Queued: 2 of 5 in gpu-queue" for the rows shown that Kueue holds, by
+    "<ns>/<kind>/<name>" (odh.training.queueing.queued_lines, the person's token): each
+    queue's pending list read once, not once per job."""
+    return queued_lines(client, [(s.kind, s.namespace, s.name, s.uid, s.queue)
+                                 for s in summaries if s.held_by_queue])

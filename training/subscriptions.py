@@ -267,7 +267,8 @@ class ProjectJobs(SubscriptionKind):
                                              summary.name), ({}, []))
             seen = diagnoses.object_diagnosis(job, pods, [], summary) if job else None
             rows.append(live.render_list_row(summary, now, seen))
-            items.append((_row_id(job_ref), str(summary.status), live.announcement(summary)))
+            items.append((_row_id(job_ref), str(summary.status),
+                          live.announcement(summary, seen)))
             created.append((_row_id(job_ref),
                             format_timestamp(summary.created) if summary.created else "",
                             live.creation_announcement(summary.name)))

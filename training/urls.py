@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from django.urls import path
 from django.views.generic import RedirectView
-from django.views.i18n import set_language
 
 from .views import (
     assets,
@@ -37,7 +36,7 @@ urlpatterns = [
     path("oauth/logout/", auth.logout_view, name="training-logout"),
     path("signed-out/", auth.signed_out, name="training-signed-out"),
     # the user menu: language (Django's set_language) and colour theme
-    path("preferences/language/", set_language, name="training-set-language"),
+    path("preferences/language/", preferences.set_language, name="training-set-language"),
     path("preferences/theme/", preferences.set_theme, name="training-set-theme"),
     path("jobs/", jobs.job_list, name="training-job-list"),
     path("jobs/compare/", compare.job_compare, name="training-job-compare"),

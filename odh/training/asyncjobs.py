@@ -154,8 +154,10 @@ class AsyncMPIJob:
         return _iterate(lambda: self.job.watch(timeout))
 
     def get_logs(self, component: str = "launcher", worker_id: int | None = None,
-                 follow: bool = False, tail: int | None = None) -> AsyncIterator[str]:
-        return _iterate(lambda: self.job.get_logs(component, worker_id, follow, tail))
+                 follow: bool = False, tail: int | None = None,
+                 previous: bool = False) -> AsyncIterator[str]:
+        return _iterate(lambda: self.job.get_logs(component, worker_id, follow, tail,
+                                                  previous))
 
     @classmethod
     async def get(cls, name: str, namespace: str | None = None, **options: Any

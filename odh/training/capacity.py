@@ -30,8 +30,8 @@ quotas cluster-wide); everything but it is free of I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ from odh.training.allocation import (
     holds_node,
     pod_requests,
 )
+from odh.training.diagnosis import Diagnosis, Facts, diagnose
 from odh.training.kinds import JobKind
 from odh.training.kueue import ClusterQueueRow, QueueResource, cluster_queues
 from odh.training.outcomes import (
@@ -108,6 +109,18 @@ class ClusterState:
     # what most pods hold, already added up (the watch hub's running sums); `pods` are
     # then only the others, added to it
     holdings: Holdings | None = None
+    # a job's own pods and events, for its diagnosis (the waiting table tells its story)
+    parts: Callable[[Obj, JobSummary], tuple[list[Obj], list[Obj]]] | None = None
+    # where the jobs Kueue holds stand ("Queued: 2 of 5 in gpu-queue"), by
+    # "<ns>/<kind slug>/<name>" (odh.training.queueing.queued_lines)
+    queued: dict[str, str] = field(default_factory=dict)
+
+    def diagnosis_of(self, job: Obj, summary: JobSummary) -> Diagnosis | None:
+        """What the diagnosis says of a job from its objects and the nodes (no logs, as
+        every place that tells a waiting job's story can read)."""
+        pods, events = self.parts(job, summary) if self.parts is not None else ([], [])
+        return diagnose(Facts(job, pods, events, now=self.observed_at, summary=summary,
+                              nodes=self.nodes or None))
 
     def all_holdings(self) -> Holdings:
         if self.holdings is None:
@@ -139,7 +152,7 @@ def overview(state: ClusterState, history: Iterable[HistoryRecord] = ()) -> Over
         capacity=cluster_capacity(state.nodes, holdings),
         projects=project_rows(state.quotas, holdings, summaries),
         jobs_by_kind=jobs_by_kind(summaries, state.kinds),
-        waiting=waiting_jobs(state.jobs, now),
+        waiting=waiting_jobs(state.jobs, now, state.diagnosis_of, queued=state.queued),
         success=success_rates(records, now, kinds=[k.kind for k in state.kinds]),
         queues=cluster_queues(state.queues) if state.queues is not None else None,
         observed_at=now)
@@ -152,6 +165,7 @@ def read_cluster(client: ClusterClient, kinds: list[JobKind],
     (they say why), and Kueue's ClusterQueues when the cluster serves them."""
     from odh.training import errors
     from odh.training.pods import candidate_pods, group_pods_by_job
+    from odh.training.queries import job_events
     from odh.training.status import summarize
 
     now = now or datetime.now(UTC)
@@ -188,9 +202,14 @@ def read_cluster(client: ClusterClient, kinds: list[JobKind],
     jobs = [(job, summarize(job, own_pods(job), events[s.namespace], now))
             if s.status == JobStatus.PENDING and s.namespace in events else (job, s)
             for job, s in jobs]
+
+    def parts(job: Obj, summary: JobSummary) -> tuple[list[Obj], list[Obj]]:
+        pods = own_pods(job)
+        return pods, job_events(summary.kind, job, pods, events.get(summary.namespace, []))
+
     try:
         queues = client.list_cluster_queues()
     except errors.Forbidden:
         queues = None  # Kueue is there, but this person may not read its queues
     return ClusterState(nodes=nodes, pods=pods, quotas=quotas, jobs=jobs, kinds=served,
-                        queues=queues, observed_at=now)
+                        queues=queues, observed_at=now, parts=parts)

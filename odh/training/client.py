@@ -21,6 +21,7 @@ from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
 from . import errors
+from .i18n import _
 from .kinds import KINDS, JobKind
 
 log = logging.getLogger("odh.training.client")
@@ -88,6 +89,29 @@ def make_api_client(server: str, token: str, ca_file: str | None = None,
     return k8s.ApiClient(cfg)
 
 
+_NAMED = {"mpijobs": "MPIJob", "pytorchjobs": "PyTorchJob", "tfjobs": "TFJob",
+          "trainjobs": "TrainJob"}
+
+
+def _not_found(body: Obj, namespace: str) -> str:
+    """A 404 about a named object in plain words ("There is no MPIJob named “x” in
+    team-nlp."), where the API names it: a job, a pod or a project."""
+    details = body.get("details") if isinstance(body.get("details"), dict) else {}
+    name, plural = str(details.get("name") or ""), str(details.get("kind") or "")
+    if not name:
+        return ""
+    values = {"name": name, "namespace": namespace}
+    if plural in _NAMED:
+        values["kind"] = _NAMED[plural]
+        return (_("There is no %(kind)s named “%(name)s” in %(namespace)s.") if namespace
+                else _("There is no %(kind)s named “%(name)s”.")) % values
+    if plural == "pods":
+        return _("There is no pod named “%(name)s” in %(namespace)s (any more).") % values
+    if plural in ("namespaces", "projects"):
+        return _("There is no project named “%(name)s” (or you may not see it).") % values
+    return ""
+
+
 def _translate(e: k8s.ApiException, namespace: str = "") -> errors.ClusterError:
     body: Obj = {}
     try:
@@ -108,7 +132,9 @@ def _translate(e: k8s.ApiException, namespace: str = "") -> errors.ClusterError:
             return errors.QuotaExceeded(message, **kw)
         return errors.Forbidden(message, **kw)
     if status == 404:
-        return errors.NotFound(message, **kw)
+        found = errors.NotFound(_not_found(body, namespace) or message, **kw)
+        found.details = message  # the API's own words, for support
+        return found
     if status == 409:
         return errors.Conflict(message, **kw)
     if status == 422:

@@ -39,7 +39,7 @@ def history_fields(job: dict, summary: JobSummary) -> dict[str, Any]:
         "created_by": summary.created_by or str(annotations.get(CREATED_BY_ANNOTATION, "")),
         "spec": exportable(job), "outcome": str(summary.status), "reason": summary.reason,
         "message": summary.message,
-        "cause": (failure_cause(summary) or "") if culprit is not None else "",
+        "cause": str(failure_cause(summary) or "") if culprit is not None else "",
         "cause_reason": culprit.reason if culprit is not None else "",
         "started": started, "finished": finished,
         "duration_seconds": duration,

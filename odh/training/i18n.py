@@ -15,6 +15,7 @@ import (template descriptions) uses `gettext_lazy`, translated each time it is s
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["LazyText", "_", "gettext_lazy", "ngettext", "set_translator"]
 
@@ -53,15 +54,25 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 
 
 class LazyText:
-    """Text translated when it is turned into a string (rendered), not when it is made."""
+    """Text translated when it is turned into a string (rendered), not when it is made.
 
-    __slots__ = ("message",)
+    With `params`, the translated text is %-formatted with them when shown; a param that
+    is LazyText itself is shown in the same language. A job's status line is made once
+    (by the watch hub, for every viewer) and shown in each viewer's language.
+    """
 
-    def __init__(self, message: str) -> None:
+    __slots__ = ("message", "params")
+
+    def __init__(self, message: str, params: dict[str, Any] | None = None) -> None:
         self.message = message
+        self.params = params or None
 
     def __str__(self) -> str:
-        return _(self.message)
+        text = _(self.message)
+        if not self.params:
+            return text
+        return text % {key: str(value) if isinstance(value, LazyText) else value
+                       for key, value in self.params.items()}
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -69,16 +80,41 @@ class LazyText:
     def __repr__(self) -> str:
         return repr(str(self))
 
+    def __bool__(self) -> bool:
+        return bool(self.message)
+
+    def __len__(self) -> int:
+        return len(str(self))
+
+    def _key(self) -> tuple:
+        return (self.message, tuple(sorted((self.params or {}).items())))
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LazyText):
-            return self.message == other.message
+            return self._key() == other._key()
         if isinstance(other, str):
             return str(self) == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.message)
+        return hash(self._key())
+
+    def __getattr__(self, name: str) -> Any:
+        # the methods of the text shown (startswith, split...): it reads as a str would
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(str(self), name)
+
+    def __add__(self, other: object) -> str:
+        return str(self) + str(other)
+
+    def __radd__(self, other: object) -> str:
+        return str(other) + str(self)
+
+    def __reduce__(self):  # pickled into caches as what it is, not as one language's text
+        return (LazyText, (self.message, self.params))
 
 
-def gettext_lazy(message: str) -> LazyText:
-    return LazyText(message)
+def gettext_lazy(message: str, **params: Any) -> LazyText:
+    """`message` translated when shown; `params` fill its `%(name)s` placeholders then."""
+    return LazyText(message, params)

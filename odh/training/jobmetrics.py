@@ -25,21 +25,23 @@ from typing import Any
 
 from odh.training.paths import as_dict, get_path
 from odh.training.pods import NOT_CREATED, PROBLEM_REASONS, PULL_REASONS
+from odh.training.story import tell
 from odh.training.summary import JobStatus, JobSummary
 from odh.training.totals import amount
-from odh.training.waiting import WaitReason, wait_reason
+from odh.training.waiting import DiagnosisOf, WaitReason, objects_only, wait_reason
 
 Obj = dict[str, Any]
 
 STATUSES = tuple(s.value for s in JobStatus)  # Pending Running Succeeded Failed Suspended
 WORKER_STATES = ("active", "pending", "failed")
-PENDING_REASONS = ("quota", "insufficient_resources", "queued", "other")
+PENDING_REASONS = ("quota", "insufficient_resources", "queued", "configuration", "other")
 # Run times of finished jobs: a minute to a week.
 DURATION_BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0,
                     172800.0, 604800.0)
 
 _WAIT_LABELS = {WaitReason.QUOTA: "quota", WaitReason.GPUS: "insufficient_resources",
-                WaitReason.RESOURCES: "insufficient_resources", WaitReason.QUEUED: "queued"}
+                WaitReason.RESOURCES: "insufficient_resources", WaitReason.QUEUED: "queued",
+                WaitReason.PROBLEM: "configuration"}
 
 # Failure reasons kept as they are; anything else is "Error" (a generic operator reason such
 # as MPIJobFailed or PyTorchJobFailed) or "Other".
@@ -102,10 +104,13 @@ def pending_since(summary: JobSummary) -> datetime | None:
     return since
 
 
-def pending_reason(job: Obj, summary: JobSummary) -> str:
-    """quota, insufficient_resources, queued or other."""
-    reason, _detail = wait_reason(job, summary)
-    return _WAIT_LABELS.get(reason, "other")
+def pending_reason(job: Obj, summary: JobSummary,
+                   diagnosis_of: DiagnosisOf = objects_only) -> str:
+    """quota, insufficient_resources, queued, configuration (the diagnosis finds something
+    that keeps it from starting as it is: never fits, refused, a missing volume...) or
+    other: the job's story (odh.training.story), in a bounded label."""
+    story = tell(summary, diagnosis_of(job, summary))
+    return _WAIT_LABELS.get(wait_reason(summary, story), "other")
 
 
 @dataclass(frozen=True)
@@ -117,17 +122,18 @@ class PendingJob:
     seconds: float
 
 
-def pending_jobs(items: Iterable[tuple[Obj, JobSummary]], now: datetime) -> list[PendingJob]:
+def pending_jobs(items: Iterable[tuple[Obj, JobSummary]], now: datetime,
+                 diagnosis_of: DiagnosisOf = objects_only) -> list[PendingJob]:
     """Every Pending job (not Suspended ones: they wait on purpose), how long it has waited
-    and why."""
+    and why (`diagnosis_of` each: what the caller knows of its pods and events)."""
     found = []
     for job, s in items:
         if s.status != JobStatus.PENDING:
             continue
         since = pending_since(s)
         seconds = max(0.0, (now - since).total_seconds()) if since else 0.0
-        found.append(PendingJob(s.namespace, _type(s), s.name, pending_reason(job, s),
-                                seconds))
+        found.append(PendingJob(s.namespace, _type(s), s.name,
+                                pending_reason(job, s, diagnosis_of), seconds))
     return found
 
 

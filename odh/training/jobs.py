@@ -45,7 +45,13 @@ from odh.training.importing import (
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import MPIJOB
-from odh.training.logfollow import follow_pod_lines, pod_for
+from odh.training.logfollow import (
+    follow_pod_lines,
+    pod_expected,
+    pod_for,
+    read_text,
+    wait_for_pod,
+)
 from odh.training.preflight import Preflight, preflight
 from odh.training.queue_start import progress_ends
 from odh.training.queueing import read_standing
@@ -426,15 +432,28 @@ class MPIJob:
         job that names a Kueue queue and has not finished, `queue` too: its position, what
         it needs against what is free, the jobs ahead and its expected start, as far as
         you may read them (odh.training.queueing.QueueStanding)."""
-        summary = self.summary()
+        from odh.training.diagnosis import diagnose
+        from odh.training.diagnosis.gather import Sources, gather
+        from odh.training.queries import job_detail
+        from odh.training.story import tell
+
+        cluster = self.client.cluster
+        detail = job_detail(cluster, MPIJOB, self.namespace, self.name)
+        summary = detail.summary
         status = JobStatus.from_summary(summary)
+        standing = None
         if summary.queue and not summary.is_finished:
-            cluster = self.client.cluster
-            standing = read_standing(cluster, MPIJOB,
-                                     self.client.get_job(self.name, self.namespace),
+            standing = read_standing(cluster, MPIJOB, detail.job,
                                      ends_in=progress_ends(cluster))
             status = dataclasses.replace(status, queue=standing)
-        return status
+        # its one line, as the dashboard and `describe` say it (odh.training.story): the
+        # diagnosis from what its headline rests on (objects, events, log tails)
+        facts = gather(cluster, detail.job, detail.pods, detail.events, summary=summary,
+                       sources=Sources(brief=True, read_nodes=False))
+        queued = standing.headline() if standing is not None and summary.held_by_queue \
+            else None
+        told = tell(summary, diagnose(facts), queued)
+        return dataclasses.replace(status, headline=str(told.line))
 
     def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
         """Each new status as it happens (driven by a watch on the job, not by polling),
@@ -481,23 +500,34 @@ class MPIJob:
         return self.client.diagnose(self.name, self.namespace)
 
     def get_logs(self, component: str = "launcher", worker_id: int | None = None,
-                 follow: bool = False, tail: int | None = None) -> Iterator[str]:
+                 follow: bool = False, tail: int | None = None,
+                 previous: bool = False) -> Iterator[str]:
         """The Launcher's log lines (`component="launcher"`) or Worker `worker_id`'s
         (`component="worker"`). With `follow`, lines come as they are written until the
-        pod ends; a dropped connection is picked up again without losing or repeating a
-        line."""
+        pod ends, waiting first for a pod or container that has not started; a dropped
+        connection is picked up again without losing or repeating a line. Without it, the
+        lines there are: none yet for a job that is starting. `previous`: the crashed run
+        (the container's log before it last restarted; NotFound when it never did)."""
         if component not in ("launcher", "worker"):
             raise ValueError(_('component is "launcher" or "worker".'))
         if component == "worker" and worker_id is None:
             raise ValueError(_("worker_id is required for a Worker's log: "
                                "get_logs(component=\"worker\", worker_id=0)."))
+        if previous and follow:
+            raise ValueError(_("A crashed run has ended: read it without follow."))
         index = worker_id if component == "worker" else None
-        pod = pod_for(self.client.cluster, MPIJOB, self.namespace, self.name, index)
-        if not follow:
-            text = self.client.cluster.read_log(self.namespace, pod.name,
-                                                container=pod.container or None,
-                                                tail_lines=tail)
-            return iter(text.splitlines())
+        cluster = self.client.cluster
+        if follow:
+            pod = wait_for_pod(cluster, MPIJOB, self.namespace, self.name, index)
+        else:
+            try:
+                pod = pod_for(cluster, MPIJOB, self.namespace, self.name, index)
+            except errors.NotFound:
+                if not pod_expected(cluster, MPIJOB, self.namespace, self.name, index):
+                    raise  # no such job, or a pod it will never have
+                return iter(())
+            text = read_text(cluster, self.namespace, pod, tail, previous=previous)
+            return iter((text or "").splitlines())
         return (text for _stamp, text in follow_pod_lines(
             self.client.cluster, self.namespace, pod.name, pod.container, tail=tail))
 

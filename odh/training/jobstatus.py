@@ -66,6 +66,12 @@ class JobStatus:
     # where it stands in Kueue's queue (odh.training.queueing), for a job that names one
     # and has not finished: what MPIJob.status() reads; None otherwise
     queue: QueueStanding | None = field(default=None, compare=False)
+    # why it is where it is, in one line: the diagnosis' headline when it has something to
+    # say, else where it stands in its queue, else its step (odh.training.story): the line
+    # the dashboard and `odh training describe` say
+    headline: str = ""
+    # when it was suspended (None: it is not): its run time stops there
+    suspended_time: datetime | None = None
 
     @classmethod
     def from_summary(cls, summary: JobSummary) -> JobStatus:
@@ -78,15 +84,18 @@ class JobStatus:
             workers_failed=sum(w.status == "Failed" for w in workers),
             start_time=summary.started, completion_time=summary.finished,
             workers_total=summary.workers_total, reason=summary.reason,
-            message=summary.message, step=summary.lifecycle_step,
-            created_time=summary.created, observed_at=summary.observed_at)
+            message=summary.message, step=str(summary.lifecycle_step),
+            created_time=summary.created, observed_at=summary.observed_at,
+            headline=str(summary.lifecycle_step),
+            suspended_time=summary.since if summary.status == Phase.SUSPENDED else None)
 
     @property
     def duration(self) -> float:
-        """Seconds run: start to completion, or to now while it runs (0 before it starts)."""
+        """Seconds run: start to completion or suspension, or to now while it runs (0
+        before it starts)."""
         if self.start_time is None:
             return 0.0
-        end = self.completion_time or datetime.now(UTC)
+        end = self.completion_time or self.suspended_time or datetime.now(UTC)
         return max(0.0, (end - self.start_time).total_seconds())
 
     @property
@@ -108,7 +117,7 @@ class JobStatus:
                 "workersTotal": self.workers_total, "startTime": stamp(self.start_time),
                 "completionTime": stamp(self.completion_time),
                 "durationSeconds": round(self.duration, 3), "reason": self.reason,
-                "message": self.message, "step": self.step,
+                "message": self.message, "step": self.step, "headline": self.headline,
                 "queue": None if self.queue is None else self.queue.to_dict()}
 
     def changed_from(self, other: JobStatus | None) -> bool:
@@ -116,5 +125,5 @@ class JobStatus:
         if other is None:
             return True
         keys = ("phase", "workers_running", "workers_pending", "workers_failed",
-                "workers_total", "reason", "step", "start_time", "completion_time")
+                "workers_total", "reason", "step", "start_time", "completion_time", "headline")
         return any(getattr(self, k) != getattr(other, k) for k in keys)

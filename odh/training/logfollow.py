@@ -24,7 +24,7 @@ from odh.training.i18n import _
 from odh.training.kinds import MPIJOB, JobKind
 from odh.training.logsource import FINISHED, pod_log_state
 from odh.training.logtext import Deduper, Line, split_line
-from odh.training.status import JobPod, job_pods
+from odh.training.status import JobPod, job_pods, summarize
 
 RECONNECT_TAIL = 1000
 BACKOFF = (0.5, 5.0)
@@ -50,6 +50,75 @@ def pod_for(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
                                 "check the job's status.") % {
             "who": who, "namespace": namespace, "name": name}, status=404, namespace=namespace)
     return found
+
+
+def not_started(error: errors.ClusterError) -> bool:
+    """The kubelet's 400 for a container that has not started yet ("container "x" in pod
+    "y" is waiting to start: ContainerCreating"): its log is empty, not an error."""
+    return error.status == 400 and "waiting to start" in error.message
+
+
+def no_previous_run(error: errors.ClusterError) -> bool:
+    """The 400 for a previous run that does not exist (the container never restarted)."""
+    return error.status == 400 and "previous terminated container" in error.message
+
+
+def read_text(cluster: ClusterClient, namespace: str, pod: JobPod, tail: int | None,
+              previous: bool = False) -> str | None:
+    """The pod's log, its crashed run's with `previous` (the run before its container
+    restarted); None while its container has not started. A previous run that does not
+    exist is said in plain words (NotFound)."""
+    try:
+        return cluster.read_log(namespace, pod.name, container=pod.container or None,
+                                tail_lines=tail, previous=previous)
+    except errors.ClusterError as e:
+        if not_started(e) and not previous:
+            return None
+        if previous and (no_previous_run(e) or not_started(e)):
+            raise errors.NotFound(
+                _("%(pod)s has no crashed run to show: its container has not restarted.")
+                % {"pod": pod_label(pod)}, status=404, namespace=namespace) from None
+        raise
+
+
+def pod_label(pod: JobPod) -> str:
+    """"Launcher", "Worker 2": how the product names a pod."""
+    if pod.index is None:
+        return _("Launcher") if pod.role == "Launcher" else (pod.role or pod.name)
+    return _("%(role)s %(index)d") % {"role": pod.role, "index": pod.index}
+
+
+def pod_expected(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
+                 worker: int | None) -> bool:
+    """Whether the job (NotFound: there is none) will have that pod: it has not finished
+    and its spec has that Worker. A pod it never will have is an error, one it has not made
+    yet is not."""
+    from odh.training.status import expected_replicas
+
+    job = cluster.get_job(kind, namespace, name)
+    job.setdefault("apiVersion", kind.api_version)
+    job.setdefault("kind", kind.kind)
+    if summarize(job, [], None).is_finished:
+        return False
+    if worker is None:
+        return True
+    return any(role == "Worker" and worker < count
+               for role, count, _gpus in expected_replicas(kind, job))
+
+
+def wait_for_pod(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
+                 worker: int | None, *, sleep: Callable[[float], None] = time.sleep) -> JobPod:
+    """`pod_for`, waiting while the job exists but the operator has not made the pod yet
+    (a job just created); NotFound once the job itself is gone."""
+    delay = BACKOFF[0]
+    while True:
+        try:
+            return pod_for(cluster, kind, namespace, name, worker)
+        except errors.NotFound:
+            if not pod_expected(cluster, kind, namespace, name, worker):
+                raise
+        sleep(delay)
+        delay = min(delay * 2, BACKOFF[1])
 
 
 def worker_pods(cluster: ClusterClient, kind: JobKind, namespace: str, name: str
@@ -118,14 +187,24 @@ def read_pod_lines(cluster: ClusterClient, namespace: str, pod: str, container: 
 
 
 def interleaved(cluster: ClusterClient, namespace: str, pods: list[JobPod], *,
-                follow: bool, tail: int | None = None) -> Iterator[tuple[JobPod, str]]:
+                follow: bool, tail: int | None = None,
+                not_yet: list[JobPod] | None = None) -> Iterator[tuple[JobPod, str]]:
     """Lines of several pods' logs with the pod each came from, in time order: without
-    `follow`, all of them sorted by timestamp; with it, as they arrive (one reader thread
-    per pod), until every pod has finished."""
+    `follow`, all of them sorted by timestamp (a pod whose container has not started has
+    none: it goes in `not_yet`); with it, as they arrive (one reader thread per pod, each
+    waiting for its container), until every pod has finished."""
     if not follow:
-        merged = [(stamp, i, text) for i, p in enumerate(pods)
-                  for stamp, text in read_pod_lines(cluster, namespace, p.name, p.container,
-                                                    tail)]
+        merged = []
+        for i, p in enumerate(pods):
+            try:
+                lines = read_pod_lines(cluster, namespace, p.name, p.container, tail)
+            except errors.ClusterError as e:
+                if not not_started(e):
+                    raise
+                if not_yet is not None:
+                    not_yet.append(p)
+                continue
+            merged += [(stamp, i, text) for stamp, text in lines]
         for _stamp, i, text in sorted(merged, key=lambda m: (m[0], m[1])):
             yield pods[i], text
         return

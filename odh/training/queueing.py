@@ -89,6 +89,11 @@ class QueueStanding:
     def waiting(self) -> bool:
         return self.state in (QUEUED, INADMISSIBLE, PREEMPTED)
 
+    def headline(self) -> str:
+        """The job's one line while Kueue holds it (odh.training.story): the same words as
+        the job list's `queued_lines`, from the same count."""
+        return queued_line(self.queue, self.position, self.of)
+
     def sentence(self) -> str:
         """One line for the job page, its row, `describe` and the SDK."""
         if self.state == INADMISSIBLE:
@@ -418,3 +423,62 @@ def expected_start(need: Decimal, free: Decimal, running: list[Running],
         available -= needed
         total -= needed  # held from then on: its end is not known
     return ExpectedStart(now, assumptions)
+
+
+def queued_line(queue: str, position: int | None, of: int | None) -> str:
+    """"Queued: 2 of 5 in gpu-queue" (its place among the ClusterQueue's pending jobs, or
+    its LocalQueue's where the ClusterQueue's list may not be read), "Queued in gpu-queue"
+    when the place is unknown."""
+    if position is None or of is None:
+        return _("Queued in %(queue)s") % {"queue": queue}
+    return _("Queued: %(position)d of %(of)d in %(queue)s") % {
+        "position": position, "of": of, "queue": queue}
+
+
+MAX_QUEUES_READ = 10  # a page's rows name a few queues; each costs a read or two
+
+
+def queued_lines(client: Any, jobs: Iterable[tuple[JobKind, str, str, str, str]]
+                 ) -> dict[str, str]:
+    """The one line of each job Kueue holds, by "<ns>/<kind slug>/<name>": `jobs` are
+    (kind, namespace, name, uid, local queue). Counted as `read_standing` counts (the
+    ClusterQueue's pending list, else the LocalQueue's), with one read of each queue's
+    pending list, not one per job; a queue that cannot be read gives "Queued in <queue>"."""
+    by_queue: dict[tuple[str, str], list[tuple[JobKind, str, str, str]]] = {}
+    for kind, namespace, name, uid, queue in jobs:
+        by_queue.setdefault((namespace, queue), []).append((kind, namespace, name, uid))
+    pending: dict[str, list[Obj] | None] = {}
+    found: dict[str, str] = {}
+    for index, ((namespace, queue), rows) in enumerate(by_queue.items()):
+        items = _pending_of(client, namespace, queue, pending) \
+            if index < MAX_QUEUES_READ else None
+        at = {(str(as_dict(i.get("metadata")).get("namespace") or namespace),
+               str(as_dict(i.get("metadata")).get("name") or "")): n + 1
+              for n, i in enumerate(items or [])}
+        for kind, ns, name, uid in rows:
+            place = at.get((ns, workload_name(kind, {"metadata": {"name": name, "uid": uid}})))
+            found[f"{ns}/{kind.slug}/{name}"] = queued_line(
+                queue, place, len(items) if place is not None and items is not None else None)
+    return found
+
+
+def _pending_of(client: Any, namespace: str, queue: str,
+                read: dict[str, list[Obj] | None]) -> list[Obj] | None:
+    """The pending list the job's place is counted in (`read` keeps what was read)."""
+    try:
+        local = client.get_local_queue(namespace, queue)
+        cluster_queue = str(get_path(local, ["spec", "clusterQueue"], "") or "")
+    except errors.ClusterError:
+        cluster_queue = ""
+    if cluster_queue:
+        if cluster_queue not in read:
+            try:
+                read[cluster_queue] = client.pending_workloads(cluster_queue=cluster_queue)
+            except errors.ClusterError:
+                read[cluster_queue] = None
+        if read[cluster_queue] is not None:
+            return read[cluster_queue]
+    try:
+        return client.pending_workloads(namespace=namespace, local_queue=queue)
+    except errors.ClusterError:
+        return None

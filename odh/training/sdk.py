@@ -38,6 +38,7 @@ from odh.training.queries import job_detail, list_summaries
 from odh.training.sdkcode import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest
 from odh.training.status import JobStatus, JobSummary
+from odh.training.suspending import set_suspended
 from odh.training.validation import validate_spec
 
 __all__ = ["ConfigurationError", "InvalidSpec", "JobFailedError", "TrainingClient",
@@ -204,6 +205,20 @@ class TrainingClient:
 
     def list_jobs(self, namespace: str | None = None) -> list[JobSummary]:
         """Every training job (all kinds) in a namespace; None: every namespace you may see."""
+        return sorted(self._listing(namespace).summaries,
+                      key=lambda s: (s.namespace, s.name, s.kind.slug))
+
+    def list_told(self, namespace: str | None = None) -> tuple[list[JobSummary], dict]:
+        """`list_jobs`, and each job's story (odh.training.story.Story) by
+        "<ns>/<kind slug>/<name>": the one line the dashboard's list says of it (the
+        diagnosis' headline for jobs that fail or wait, read with your credentials)."""
+        from odh.training.diagnosis.gather import tell_listing
+
+        listing = self._listing(namespace)
+        return (sorted(listing.summaries, key=lambda s: (s.namespace, s.name, s.kind.slug)),
+                tell_listing(self.cluster, listing))
+
+    def _listing(self, namespace: str | None):
         kinds = list(KINDS.values())
         if namespace:
             listing = list_summaries(self.cluster, [namespace], kinds)
@@ -216,7 +231,7 @@ class TrainingClient:
         else:
             # a kind (or pods) refused cluster-wide is listed in your projects instead
             listing = list_summaries(self.cluster, None, kinds, fallback=self._namespaces)
-        return sorted(listing.summaries, key=lambda s: (s.namespace, s.name, s.kind.slug))
+        return listing
 
     def _namespaces(self) -> list[str]:
         """The projects this person may see (OpenShift), else the default namespace."""
@@ -303,11 +318,14 @@ class TrainingClient:
         self.cluster.delete_job(_kind(kind), namespace, name)
 
     def suspend(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> dict:
-        """Suspend: Workers are deleted, the Launcher paused; resume() starts them again."""
-        return self.cluster.set_suspended(_kind(kind), namespace, name, True)
+        """Suspend: Workers are deleted, the Launcher paused; resume() starts them again.
+        A finished job raises Conflict (nothing to suspend); one already suspended is left
+        as it is."""
+        return set_suspended(self.cluster, _kind(kind), namespace, name, True).job
 
     def resume(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> dict:
-        return self.cluster.set_suspended(_kind(kind), namespace, name, False)
+        """Resume a suspended job (a finished one raises Conflict)."""
+        return set_suspended(self.cluster, _kind(kind), namespace, name, False).job
 
 
 def _with_namespace(spec: MPIJobSpec, namespace: str) -> MPIJobSpec:

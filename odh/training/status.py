@@ -50,6 +50,17 @@ def read_conditions(job: dict) -> list[Condition]:
     ]
 
 
+def suspended_in_spec(job: dict) -> bool:
+    """runPolicy.suspend (MPIJob and the kubeflow.org/v1 kinds) or spec.suspend (TrainJob)."""
+    return get_path(job, ["spec", "runPolicy", "suspend"]) is True or \
+        get_path(job, ["spec", "suspend"]) is True
+
+
+def held_by_queue(job: dict) -> bool:
+    """Kueue keeps a job that names a LocalQueue suspended until the queue admits it."""
+    return bool(get_path(job, ["metadata", "labels", QUEUE_LABEL])) and suspended_in_spec(job)
+
+
 def decide_status(kind: JobKind, job: dict,
                   conditions: list[Condition]) -> tuple[JobStatus, Condition | None]:
     """The status and the condition that decided it (None for Pending)."""
@@ -217,6 +228,7 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         created_by=str(as_dict(meta.get("annotations")).get(CREATED_BY_ANNOTATION, "")),
         conditions=conditions, observed_at=now or datetime.now(UTC),
         queue=str(as_dict(meta.get("labels")).get(QUEUE_LABEL, "")),
+        held_by_queue=status == JobStatus.PENDING and held_by_queue(job),
     )
     step, reason, message = lifecycle_step(summary, decisive, events)
     summary.lifecycle_step = step

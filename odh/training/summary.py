@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from odh.training.i18n import LazyText
 from odh.training.kinds import JobKind
 from odh.training.pods import ReplicaState
 
@@ -50,7 +51,7 @@ class JobSummary:
     created: datetime | None
     started: datetime | None
     finished: datetime | None
-    lifecycle_step: str
+    lifecycle_step: str | LazyText  # translated when shown (odh.training.lifecycle)
     launcher: ReplicaState | None
     workers: list[ReplicaState]
     ready: int
@@ -63,6 +64,9 @@ class JobSummary:
     conditions: list[Condition]
     observed_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: str = ""  # the Kueue LocalQueue it names (label kueue.x-k8s.io/queue-name)
+    # Kueue holds it suspended until its ClusterQueue admits it (it names a queue and its
+    # spec says suspend): Pending to its owner, "Queued" everywhere
+    held_by_queue: bool = False
 
     @property
     def replicas(self) -> list[ReplicaState]:
@@ -77,12 +81,21 @@ class JobSummary:
     def is_finished(self) -> bool:
         return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
 
+    @property
+    def stopped(self) -> datetime | None:
+        """When its run time stopped: it finished, or was suspended (a resumed job starts
+        counting again from its new start); None while it runs or waits."""
+        if self.finished is not None:
+            return self.finished
+        return self.since if self.status == Phase.SUSPENDED else None
+
     def duration_seconds(self, now: datetime | None = None) -> float:
-        """Run time: start to finish (or to now); from creation if it never started."""
+        """Run time: start to finish or suspension (or to now); from creation if it never
+        started."""
         start = self.started or self.created
         if start is None:
             return 0.0
-        end = self.finished or now or self.observed_at
+        end = self.stopped or now or self.observed_at
         return max(0.0, (end - start).total_seconds())
 
     def time_in_state_seconds(self, now: datetime | None = None) -> float:

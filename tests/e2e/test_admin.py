@@ -86,8 +86,9 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
     expect(page.locator("#chart-gpu-models .main-svg").first).to_be_visible()  # Plotly drew
     expect(page.locator("#chart-quota-use .main-svg").first).to_be_visible()
     waiting = page.get_by_role("table", name="Pending and suspended jobs, longest waiting first")
+    # why it waits: the story its page tells (odh/training/story.py)
     expect(waiting.get_by_role("row").filter(has_text="vit-huge-pretrain")).to_contain_text(
-        "Not enough GPUs")
+        "This job can never start: each Worker asks for 12 GPUs and no node has that many")
     screenshot("cluster-overview")
 
     # alice starts a one-GPU Worker in team-nlp: after a reload the numbers have moved

@@ -136,9 +136,10 @@ def test_node_selector_and_taints_are_reported_like_kube_scheduler(pods):
         "available: 3 Preemption is not helpful for scheduling.")
     pods.create(pod("greedy", ["sleep", "1"], tolerations=[GPU_TOLERATION],
                     resources={"limits": {"nvidia.com/gpu": "3"}}))
+    # more GPUs than any node has: preemption cannot help (kube-scheduler 1.31+)
     assert pods.event("greedy", "FailedScheduling").message == (
         "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
-        "available: 3 No preemption victims found for incoming pod.")
+        "available: 3 Preemption is not helpful for scheduling.")
     for name in ("picky", "greedy"):
         pods.delete(name)
 

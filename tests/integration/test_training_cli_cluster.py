@@ -133,8 +133,13 @@ def test_it_suspends_resumes_and_deletes(cli, training):
     assert training.get_job("cli-suspend", NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
     wait_until(lambda: "Suspended" in cli("describe", "cli-suspend").stdout, 60,
                message="the job to be Suspended")
+    again = cli("suspend", "cli-suspend")  # nothing to do: said, not claimed as done
+    assert (again.returncode, again.stdout) == (
+        0, "team-nlp/cli-suspend is already suspended: nothing changed.\n")
     assert cli("resume", "cli-suspend").returncode == 0
     assert training.get_job("cli-suspend", NAMESPACE)["spec"]["runPolicy"]["suspend"] is False
+    assert cli("resume", "cli-suspend").stdout == (
+        "team-nlp/cli-suspend is not suspended: nothing changed.\n")
     unconfirmed = cli("delete", "cli-suspend")  # no terminal to ask at
     assert unconfirmed.returncode == 2
     assert "pass --confirm" in unconfirmed.stderr
@@ -176,3 +181,13 @@ def test_the_clusters_refusals_are_one_plain_line(cli):
     assert forbidden.returncode == 1
     assert forbidden.stderr.startswith("error: ") and "Traceback" not in forbidden.stderr
     assert "team-nlp" in forbidden.stderr
+
+
+def test_a_finished_job_is_not_suspended_and_not_said_to_be(cli, training):
+    assert cli("create", "-f", "-", stdin=manifest("cli-done", 2)).returncode == 0
+    assert cli("wait", "cli-done", "--timeout", "120").returncode == 0
+    refused = cli("suspend", "cli-done")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "cli-done has finished (Succeeded): there is nothing to suspend." in refused.stderr
+    assert training.get_job("cli-done", NAMESPACE)["spec"].get("runPolicy", {}).get(
+        "suspend") is not True

@@ -36,14 +36,37 @@ def _huge(workers=2, gpus=12):
     return job, pods
 
 
+NEVER = "This job can never start: each Worker asks for 12 GPUs and no node has that many"
+
+
 def test_a_worker_larger_than_every_node_can_never_start_with_the_numbers():
     job, pods = _huge()
     found = diagnose(facts(job, pods, nodes=[GPU_NODE], quotas=[]))
     assert found.scenario == "never-fits"
-    assert found.headline == ("This job can never start: each Worker asks for 12 GPUs and the "
-                              "largest node has 8 GPUs")
+    assert found.headline == NEVER
+    assert "The largest node offers 8 GPUs, 96 CPUs and 1152Gi." in [
+        e.text for e in found.evidence]
     assert found.culprit == Culprit.CONFIGURATION
     assert found.affected_labels == ["Worker 0", "Worker 1"]
+
+
+def test_without_the_nodes_the_schedulers_verdict_says_never_in_the_same_words():
+    """Most people may not list nodes: the scheduler's own message (preemption would help on
+    no node) tells the same story, in the same words, without the nodes' sizes."""
+    job = pending_job("vit", workers=2, gpus=12)
+    message = ("0/6 nodes are available: 6 Insufficient nvidia.com/gpu. preemption: 0/6 nodes "
+               "are available: 6 Preemption is not helpful for scheduling.")
+    pods = [worker("vit", i, unschedulable=message, gpus=12) for i in range(2)]
+    found = diagnose(facts(job, pods))
+    assert found.scenario == "never-fits"
+    assert found.headline == NEVER
+    assert not any(e.text.startswith("The largest node") for e in found.evidence)
+    # where preemption could help on one node, it may start one day: it waits
+    hopeful = message.replace("6 Preemption is not helpful for scheduling",
+                              "2 No preemption victims found for incoming pod, 4 Preemption "
+                              "is not helpful for scheduling")
+    pods = [worker("vit", i, unschedulable=hopeful, gpus=12) for i in range(2)]
+    assert diagnose(facts(job, pods)).scenario == "waiting-for-capacity"
 
 
 def test_the_never_fits_fix_keeps_the_total_and_fits_a_node():
@@ -72,8 +95,10 @@ def test_waiting_for_gpus_counts_what_is_free_and_estimates_the_start():
                            hidden_gpus=6))
     assert found.scenario == "waiting-for-capacity"
     assert found.culprit == Culprit.CAPACITY
-    assert found.headline == "Waiting for GPUs: 8 GPUs needed, 2 GPUs free now"
+    # the same words for everyone; what is free, for those who could see it, is evidence
+    assert found.headline == "Waiting for GPUs: 8 GPUs needed, not enough free on any node"
     texts = [e.text for e in found.evidence]
+    assert "2 GPUs free on the whole cluster now." in texts
     assert "bert holds 8 GPUs, about 20m 0s left" in texts
     assert "t5 holds 4 GPUs, time left unknown" in texts
     assert "6 GPUs are held elsewhere on the cluster (other projects' jobs and workloads)" \
@@ -103,7 +128,7 @@ def test_quota_says_used_hard_and_what_this_job_still_needs():
     events = [job_event("llama", "MPIJobFailed", QUOTA_REFUSAL)]
     found = diagnose(facts(job, pods, events))
     assert found.scenario == "quota"
-    assert found.headline == ("Waiting for quota: the project uses 14 of its 16 gpus and this "
+    assert found.headline == ("Waiting for quota: the project uses 14 of its 16 GPUs and this "
                               "job needs 4 more")
     assert found.culprit == Culprit.CAPACITY
     # without read access to the quota, the refusal's own numbers make the fix

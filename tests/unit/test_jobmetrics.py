@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from odh.training import jobmetrics
+from odh.training.diagnosis import Facts, diagnose
 from odh.training.status import summarize
 
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
@@ -73,7 +74,7 @@ def test_a_pending_job_waits_since_it_was_created_or_last_resumed():
     assert found == [jobmetrics.PendingJob("team-nlp", "MPIJob", "a", "other", 300.0)]
 
 
-def test_pending_reasons_are_the_four_labels():
+def test_pending_reasons_are_the_five_labels():
     job = _job("q")
     refused = {"metadata": {"name": "e1", "namespace": "team-nlp", "uid": "e1"},
                "involvedObject": {"kind": "MPIJob", "name": "q", "namespace": "team-nlp"},
@@ -84,7 +85,16 @@ def test_pending_reasons_are_the_four_labels():
     summary = summarize(job, [], [refused])
     assert jobmetrics.pending_reason(job, summary) == "quota"
     queued = _job("k", labels={"kueue.x-k8s.io/queue-name": "team"})
+    queued["spec"]["runPolicy"] = {"suspend": True}  # Kueue holds it until admitted
     assert jobmetrics.pending_reason(queued, summarize(queued, [])) == "queued"
+    # what the diagnosis finds keeps it from starting as it is: configuration
+    limited = dict(refused, message='worker pod created failed: pods "q-worker-1" is '
+                   "forbidden: maximum cpu usage per Container is 64, but limit is 96")
+    def with_events(j, s):
+        return diagnose(Facts(j, [], [limited], summary=s))
+
+    assert jobmetrics.pending_reason(job, summarize(job, [], [limited]),
+                                     with_events) == "configuration"
 
 
 def test_quota_samples_are_plain_numbers_in_base_units():

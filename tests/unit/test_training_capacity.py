@@ -283,12 +283,16 @@ def test_why_jobs_wait_and_for_how_long():
     ]
     assert waiting[0].summary.status == "Pending"
     assert waiting[0].queue == "team-nlp-queue"
-    assert waiting[0].detail == "Waiting in the Kueue queue team-nlp-queue"
-    assert waiting[1].detail.startswith("Quota exceeded: team-quota")
+    # the line is the job's story (odh.training.story): the diagnosis' headline, ours
+    assert waiting[0].detail == "Queued in team-nlp-queue"
+    assert waiting[1].detail == ("Waiting for quota: the project uses 16 of its 16 GPUs and "
+                                 "this job needs 2 more")
     assert waiting[1].title == "Quota exceeded"
-    assert "Insufficient nvidia.com/gpu" in waiting[2].detail
+    assert waiting[2].detail == "Waiting for GPUs: 1 GPU needed, not enough free on any node"
     assert waiting[2].title == "Not enough GPUs"
+    assert waiting[4].detail == "Waiting for room on a node: Insufficient cpu"
     assert waiting[4].title == "Not enough CPU or memory"
+    assert waiting[5].detail == "Creating containers (0/3 pods ready)"
 
 
 # -- success rate -------------------------------------------------------------------------------

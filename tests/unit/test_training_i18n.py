@@ -43,3 +43,26 @@ def test_messages_go_through_the_installed_translator():
 def test_a_plural_translator_is_used_for_counts():
     i18n.set_translator(lambda m: m, lambda s, p, n: f"[{n}] " + (s if n == 1 else p))
     assert i18n.ngettext("%(count)d GPU", "%(count)d GPUs", 2) == "[2] %(count)d GPUs"
+
+
+def test_a_jobs_step_is_made_once_and_said_in_each_viewers_language():
+    """The watch hub summarizes a job once for every viewer: its step is translated when
+    shown, not when made (a French page once said the hub's English)."""
+    import pickle
+
+    from odh.training.status import summarize
+    from tests.unit.training_objects import mpijob
+
+    summary = summarize(mpijob(), [], [])  # made in no language at all
+    assert str(summary.lifecycle_step) == "Waiting for the MPI Operator"
+    french = {"Waiting for the MPI Operator": "En attente du MPI Operator",
+              "%(step)s (%(why)s)": "%(step)s [%(why)s]"}
+    i18n.set_translator(lambda m: french.get(m, m))
+    assert str(summary.lifecycle_step) == "En attente du MPI Operator"
+    assert f"{summary.lifecycle_step}" == "En attente du MPI Operator"
+    # nested: the outer sentence and the inner step each in the language shown
+    nested = i18n.gettext_lazy("%(step)s (%(why)s)", step=summary.lifecycle_step, why="x")
+    assert str(nested) == "En attente du MPI Operator [x]"
+    # kept in a cache as what it is, not as one language's words
+    assert pickle.loads(pickle.dumps(nested)) == nested  # noqa: S301 (our own bytes)
+    assert nested.startswith("En attente")  # reads as a str would

@@ -158,7 +158,12 @@ def test_a_suspended_job():
     assert s.status == JobStatus.SUSPENDED and s.lifecycle_step == "Suspended"
     assert s.since == T0 + timedelta(seconds=30) and s.reason == "MPIJobSuspended"
     assert s.workers == [] and s.launcher is None  # no placeholders while suspended
-    assert s.duration_seconds(NOW) == 7200  # never started: counted from creation
+    # counted from creation (it never started) to its suspension: a suspended job's
+    # duration does not go on counting
+    assert s.duration_seconds(NOW) == 30
+    assert s.duration_seconds(NOW + timedelta(hours=5)) == 30
+    from odh.training.jobstatus import JobStatus as SdkStatus
+    assert SdkStatus.from_summary(s).suspended_time == T0 + timedelta(seconds=30)
 
 
 def test_a_resumed_job_that_is_not_running_yet_is_pending_since_creation():
@@ -377,7 +382,7 @@ def test_mpi_lifecycle_steps_speak_the_product_vocabulary():
         summarize(succeeded_job(), [], [], NOW).lifecycle_step,
     ]
     for step in steps:
-        assert not MPI_WORDS.search(step), step
+        assert not MPI_WORDS.search(str(step)), step
 
 
 # --- pods of the job ------------------------------------------------------------------

@@ -40,3 +40,4 @@ def test_the_index_links_every_page_and_pages_link_only_pages_that_exist():
     for path in GUIDE.glob("*.md"):
         for target in re.findall(r"\]\(([a-z0-9-]+)\.md[#)]", path.read_text()):
             assert (GUIDE / f"{target}.md").exists(), f"{path.name} links {target}.md"
+

@@ -208,6 +208,12 @@ def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     others = hub.other_pods_watch
     listed = others is not None and others.synced.is_set() and not others.failing
     pods = [] if listed else client.list_pods(label_selector=f"!{JOB_NAME_LABEL}")
+    def parts(job: dict, summary) -> tuple[list[dict], list[dict]]:
+        data = index.job_data((summary.namespace, summary.kind.slug, summary.name))
+        if data is None:
+            return [], []
+        return data.pods, job_events(summary.kind, job, data.pods, data.events)
+
     return ClusterState(nodes=nodes, pods=pods, holdings=index.holdings(),
                         quotas=index.all_quotas(), jobs=jobs, kinds=served, queues=queues,
-                        observed_at=now)
+                        observed_at=now, parts=parts)

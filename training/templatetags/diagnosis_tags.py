@@ -25,19 +25,35 @@ def row_of(by_row, job) -> object | None:
 
 
 @register.simple_tag
-def diagnosis_cell(row, job, pushed: bool = False) -> SafeString:
-    """The list row's one line: the diagnosis' headline, else the lifecycle step (see
-    training.diagnoses.row_cell_context for what a pushed row does with it). `row` is the
-    page's RowDiagnosis, or (pushed) the hub's Diagnosis."""
+def diagnosis_cell(row, job, pushed: bool = False, queued: str | None = None) -> SafeString:
+    """The list row's one line: the job's story (the diagnosis' headline, else where it
+    stands in its queue, else the lifecycle step: see training.diagnoses.row_cell_context
+    for what a pushed row does with it). `row` is the page's RowDiagnosis, or (pushed) the
+    hub's Diagnosis."""
     from .. import diagnoses
 
     if pushed:
         context = diagnoses.row_cell_context(row, job, pushed=True)
     else:
         context = diagnoses.row_cell_context(getattr(row, "diagnosis", None), job,
-                                             seen=getattr(row, "seen", None))
+                                             seen=getattr(row, "seen", None), queued=queued)
     return mark_safe(render_to_string(  # noqa: S308 (a rendered, escaped template)
         "training/partials/diagnosis.html#row-cell", context))
+
+
+@register.simple_tag
+def story_line(summary, diagnosis=None, seen=None, queue=None, pushed: bool = False,
+               oob: bool = False) -> SafeString:
+    """The Status card's line (training.diagnoses.story_context): `diagnosis` the page's
+    (or, pushed, the hub's, which is then also `seen`), `queue` the job's QueueStanding."""
+    from .. import diagnoses
+
+    queued = queue.headline() if queue is not None and getattr(queue, "waiting", False) \
+        else None
+    context = diagnoses.story_context(diagnosis, summary, seen if not pushed else diagnosis,
+                                      queued, pushed=pushed, oob=oob)
+    return mark_safe(render_to_string(  # noqa: S308 (a rendered, escaped template)
+        "training/partials/diagnosis.html#story", context))
 
 
 @register.simple_tag

@@ -62,9 +62,10 @@ def elapsed_time(moment: datetime | None, now: datetime) -> SafeString | str:
 
 @register.simple_tag
 def duration_time(summary, now: datetime) -> SafeString:
-    """The job's run time: counting while it runs (or waits), fixed once it finished."""
+    """The job's run time: counting while it runs (or waits), fixed once it finished or
+    while it is suspended."""
     start = summary.started or summary.created
-    if summary.finished is None and start is not None:
+    if summary.stopped is None and start is not None:
         return elapsed_time(start, now)
     seconds = int(summary.duration_seconds(now))
     return format_html('<time datetime="PT{}S">{}</time>', seconds, format_duration(seconds))

@@ -23,9 +23,10 @@ from ..oauth import openshift
 log = logging.getLogger("training.auth")
 
 # the page to return to, per sign-in under way (by its OAuth state): every tab that signs
-# in again comes back to its own page, a wizard tab to its draft
+# in again comes back to its own page, a wizard tab to its draft. As many as a person may
+# open tabs at once (25 tabs signing in together once lost the oldest 5 of 20 kept).
 NEXT_KEY = "login_next_by_state"
-MAX_PENDING_SIGN_INS = 20
+MAX_PENDING_SIGN_INS = 100
 
 
 def _safe_next(request: HttpRequest, url: str | None) -> str:
@@ -58,10 +59,11 @@ def login_view(request: HttpRequest) -> HttpResponse:
 @require_GET
 def callback(request: HttpRequest) -> HttpResponse:
     if request.GET.get("error"):
-        log.info("sign-in refused by the OAuth server: %s", request.GET.get("error"))
-        return render(request, "training/signin_failed.html", {
-            "reason": "refused", "error": request.GET.get("error_description", "")},
-            status=403)
+        # their words go to the log, not onto our page (anyone can craft this address)
+        log.info("sign-in refused by the OAuth server: %s: %s", request.GET.get("error"),
+                 request.GET.get("error_description", "")[:500])
+        return render(request, "training/signin_failed.html", {"reason": "refused"},
+                      status=403)
     try:
         token = openshift().authorize_access_token(request)
     except (OAuthError, OSError, ValueError) as e:

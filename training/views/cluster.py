@@ -23,6 +23,7 @@ from odh.training.access import Access
 from odh.training.client import ClusterClient
 from odh.training.kinds import JobKind
 from odh.training.quantity import GPU_RESOURCE
+from odh.training.queueing import queued_lines
 
 from .. import session
 from ..cluster import user_client
@@ -112,6 +113,9 @@ def cluster_overview(request: HttpRequest) -> HttpResponse:
             state = hub_snapshots.hub_cluster_state(client, kinds, now)  # the hub's index
         if state is None:
             state = capacity.read_cluster(client, kinds, now)
+        # where the jobs Kueue holds stand, as their pages and rows say it
+        state.queued = queued_lines(client, [(s.kind, s.namespace, s.name, s.uid, s.queue)
+                                             for _job, s in state.jobs if s.held_by_queue])
     result = capacity.overview(state, _history_records(state.observed_at))
     context = {"overview": result, "chart_data": _chart_data(result),
                # the longest waiting; with thousands waiting the rest are counted

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -13,6 +14,7 @@ from odh.training.diagnosis import PAGES
 from .. import diagnoses, session
 from ..cluster import user_client
 from ..projects import get_job_for_user, kind_or_404
+from ..templatetags.diagnosis_tags import story_line
 
 
 @require_GET
@@ -26,8 +28,13 @@ def job_diagnosis(request: HttpRequest, project: str, kind: str, name: str) -> H
                                           detail.summary)
         return render(request, "training/partials/diagnosis.html#row-cell",
                       diagnoses.row_cell_context(diagnosis, detail.summary, seen=seen))
-    return render(request, "training/partials/diagnosis.html#card",
-                  diagnoses.card_context(diagnosis, detail, session.token(request)))
+    context = diagnoses.card_context(diagnosis, detail, session.token(request))
+    card = render_to_string("training/partials/diagnosis.html#card", context, request)
+    if detail.summary.held_by_queue:
+        return HttpResponse(card)  # its line says where it stands: the Queue card reads it
+    # the Status card's line follows the card: the same story (odh/training/story.py)
+    line = story_line(detail.summary, diagnosis, context["seen_diagnosis"], oob=True)
+    return HttpResponse(card + line)
 
 
 @require_POST

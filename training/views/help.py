@@ -1,5 +1,7 @@
 """The troubleshooting guide: docs/troubleshooting/*.md, one page per diagnosis scenario,
-served as the repository has them (Markdown rendered once per process and page).
+served as the repository has them (Markdown rendered once per process, page and language),
+in the reader's language where it is translated (docs/troubleshooting/<language>/, the
+same file names), else in English.
 
 The pages are the product's own files, not anyone's input; links between them
 (`oom-killed.md`) become the dashboard's addresses. Only the slugs of the guide's page
@@ -18,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -38,10 +41,19 @@ def _href(match: re.Match) -> str:
     return f'href="{url}{match.group("anchor") or ""}"'
 
 
-@functools.lru_cache(maxsize=64)
-def _rendered(slug: str) -> tuple[str, str]:
-    """(title, HTML body without its title) of a page."""
-    path = settings.TROUBLESHOOTING_DIR / f"{slug}.md"
+def _page_path(slug: str, language: str):
+    """The page in `language` where it is translated, else the English one."""
+    if language in dict(settings.LANGUAGES) and language != settings.LANGUAGE_CODE:
+        translated = settings.TROUBLESHOOTING_DIR / language / f"{slug}.md"
+        if translated.is_file():
+            return translated
+    return settings.TROUBLESHOOTING_DIR / f"{slug}.md"
+
+
+@functools.lru_cache(maxsize=256)
+def _rendered(slug: str, language: str = "en") -> tuple[str, str]:
+    """(title, HTML body without its title) of a page, in `language` where translated."""
+    path = _page_path(slug, language)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
@@ -57,7 +69,7 @@ def _rendered(slug: str) -> tuple[str, str]:
 
 @require_GET
 def guide_index(request: HttpRequest) -> HttpResponse:
-    title, body = _rendered("README")
+    title, body = _rendered("README", get_language() or "en")
     return render(request, "training/help_page.html", {
         "title": title, "body": mark_safe(body),  # noqa: S308 (the repository's own pages)
         "pages": [(slug, str(entry[0])) for slug, entry in PAGES.items()], "slug": ""})
@@ -67,7 +79,7 @@ def guide_index(request: HttpRequest) -> HttpResponse:
 def guide_page(request: HttpRequest, slug: str) -> HttpResponse:
     if slug not in PAGES:
         raise Http404(_("The troubleshooting guide has no page “%(page)s”.") % {"page": slug})
-    title, body = _rendered(slug)
+    title, body = _rendered(slug, get_language() or "en")
     return render(request, "training/help_page.html", {
         "title": title, "body": mark_safe(body),  # noqa: S308 (the repository's own pages)
         "pages": [(s, str(entry[0])) for s, entry in PAGES.items()], "slug": slug})

@@ -20,6 +20,7 @@ from odh.training.client import ClusterClient, Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
 from odh.training.status import JobStatus
+from odh.training.suspending import FINISHED, Suspension, set_suspended
 
 from .. import (
     diagnoses,
@@ -251,7 +252,8 @@ def _change_job(request: HttpRequest, client: ClusterClient, verb: str, kind: Jo
             "project": project, "read_only": True, "message": e.message,
             "back_url": _detail_url(project, kind, name)}, status=403)
     except (errors.Conflict, errors.Invalid) as e:
-        messages.error(request, _("The cluster did not accept this change: %(reason)s")
+        messages.error(request, e.message if e.reason == FINISHED else
+                       _("The cluster did not accept this change: %(reason)s")
                        % {"reason": e.message})
         return redirect(_detail_url(project, kind, name))
     return None
@@ -277,13 +279,17 @@ def job_delete(request: HttpRequest, project: str, kind: str, name: str) -> Http
 def _set_suspended(request: HttpRequest, project: str, kind: str, name: str,
                    suspend: bool) -> HttpResponse:
     job_kind = kind_or_404(kind)
+    done: list[Suspension] = []
     with user_client(request) as client:
         refused = _change_job(request, client, "suspend" if suspend else "resume", job_kind,
-                              project, name,
-                              lambda: client.set_suspended(job_kind, project, name, suspend))
+                              project, name, lambda: done.append(
+                                  set_suspended(client, job_kind, project, name, suspend)))
         if refused is not None:
             return refused
-    if suspend:
+    if done and not done[0].changed:  # nothing was sent: say so, not that it was done
+        messages.info(request, (_("“%(name)s” is already suspended.") if suspend else
+                                _("“%(name)s” is not suspended.")) % {"name": name})
+    elif suspend:
         messages.success(request, _("“%(name)s” is suspended: its Workers are stopped until "
                                     "you resume it.") % {"name": name})
     else:

@@ -39,9 +39,12 @@ ALL_DEADLINE = 10.0  # seconds for all of them; a log not read by then is left o
 
 
 def log_pods(detail: queries.JobDetail) -> list[dict[str, Any]]:
-    """Launcher first, then workers by index: the pods whose logs can be read."""
+    """Launcher first, then workers by index: the pods whose logs can be read (`restarts`:
+    a pod that restarted has a crashed run to read too)."""
+    restarts = {r.name: r.restarts for r in detail.summary.replicas}
     return [{"name": p.name, "role": p.role, "index": p.index, "status": p.status,
-             "containers": list(p.containers), "container": p.container, "tag": p.tag}
+             "containers": list(p.containers), "container": p.container, "tag": p.tag,
+             "restarts": restarts.get(p.name, 0)}
             for p in job_pods(detail.kind, detail.job, detail.pods)]
 
 
@@ -67,9 +70,10 @@ class _TooSlow(Exception):
     """The pod's log was not read before the deadline."""
 
 
-def _read(client: ClusterClient, namespace: str, pod: dict, tail: int) -> _Reading:
+def _read(client: ClusterClient, namespace: str, pod: dict, tail: int,
+          previous: bool = False) -> _Reading:
     text = client.read_log(namespace, pod["name"], container=pod["container"] or None,
-                           tail_lines=tail, timestamps=True)
+                           tail_lines=tail, timestamps=True, previous=previous)
     lines = []
     for raw in text.splitlines():
         stamp, body = split_line(raw)
@@ -79,7 +83,8 @@ def _read(client: ClusterClient, namespace: str, pod: dict, tail: int) -> _Readi
 
 
 def read_logs(client: ClusterClient, namespace: str, pods: list[dict], tail: int,
-              deadline: float | None = None) -> list[_Reading | Exception]:
+              deadline: float | None = None,
+              previous: bool = False) -> list[_Reading | Exception]:
     """Each pod's reading, or what went wrong reading it (in the order of `pods`).
 
     Several pods are read in parallel (ALL_THREADS at a time) within `deadline` seconds
@@ -88,7 +93,7 @@ def read_logs(client: ClusterClient, namespace: str, pods: list[dict], tail: int
     deadline = ALL_DEADLINE if deadline is None else deadline
     if len(pods) == 1:
         try:
-            return [_read(client, namespace, pods[0], tail)]
+            return [_read(client, namespace, pods[0], tail, previous)]
         except Exception as e:  # told to the caller, as for several pods
             return [e]
     results: list[_Reading | Exception] = [_TooSlow() for _ in pods]
@@ -121,21 +126,30 @@ def logs_context(request: HttpRequest, client: ClusterClient,
     pod = None if show_all else next((p for p in pods if p["name"] == chosen),
                                      pods[0] if pods else None)
     shown = pods[:ALL_MAX_PODS] if show_all else ([pod] if pod else [])
+    # the crashed run: one pod's container before it last restarted (it has ended: no
+    # following), what the diagnosis' "Read the log of Worker 1's crashed run" opens
+    previous = bool(request.GET.get("previous") == "1" and pod is not None and not show_all
+                    and pod["restarts"])
     context: dict[str, Any] = {
         "log_pods": pods, "log_pod": pod, "log_all": show_all, "log_lines": [],
+        "log_previous": previous,
         "log_problem": "", "log_notes": [], "log_tail": TAIL_LINES,
         "log_sources": [{"namespace": namespace, "pod": p["name"], "container": p["container"],
                          "tag": p["tag"]} for p in shown],
         "log_truncated_pods": max(0, len(pods) - ALL_MAX_PODS) if show_all else 0,
-        "log_follow": detail.summary.status in (JobStatus.RUNNING, JobStatus.PENDING),
+        "log_follow": not previous and detail.summary.status in (JobStatus.RUNNING,
+                                                                 JobStatus.PENDING),
     }
+    if previous:
+        context["log_sources"] = []  # the page follows the current run, not this one
     if not shown:
         context["log_problem"] = _no_pods_problem(detail.summary.status)
         return context
     per_pod = TAIL_LINES if not show_all else max(50, TAIL_LINES // len(shown))
     readings: list[list[dict]] = []
     notes: list[str] = context["log_notes"]
-    for p, result in zip(shown, read_logs(client, namespace, shown, per_pod), strict=True):
+    for p, result in zip(shown, read_logs(client, namespace, shown, per_pod,
+                                          previous=previous), strict=True):
         prefix = {"pod": p["tag"]}
         if isinstance(result, _Reading):
             readings.append(result.lines)

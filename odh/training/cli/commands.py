@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TextIO
 
 from odh.training import errors
@@ -23,10 +24,20 @@ from odh.training.i18n import _
 from odh.training.importing import unknown_fields, unknown_fields_message
 from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import KINDS, MPIJOB
-from odh.training.logfollow import follow_pod_lines, interleaved, pod_for, worker_pods
+from odh.training.logfollow import (
+    follow_pod_lines,
+    interleaved,
+    pod_expected,
+    pod_for,
+    pod_label,
+    read_text,
+    wait_for_pod,
+    worker_pods,
+)
 from odh.training.preflight import preflight
 from odh.training.spec import build_manifest, manifest_yaml
 from odh.training.summary import JobStatus
+from odh.training.suspending import set_suspended
 from odh.training.validation import validate_spec
 
 
@@ -114,7 +125,8 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
             flags = fix_flags(fix)
             _err(_("  fix: %(flags)s (%(label)s)") % {"flags": flags, "label": fix.label}
                  if flags else f"  fix: {fix.label}")
-        _err(_("  or pass --force to create it anyway."))
+        _err(_("  or pass --force to create it anyway.") if fit.fixes else
+             _("  pass --force to create it anyway."))
         return BAD_INPUT
     if not fit.fits:
         _err(_("warning: %(problems)s %(note)s") % {"problems": " ".join(said),
@@ -142,11 +154,15 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
 def _list(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     everywhere = args.all_namespaces or not namespace
     # no type named: every kind, as the dashboard's list shows them
-    summaries = [s for s in client.list_jobs(None if everywhere else namespace)
+    where = None if everywhere else namespace
+    # the STEP column (wide, json, yaml) says each job's story, as the dashboard's list
+    listed, told = client.list_told(where) if args.output else (client.list_jobs(where), {})
+    summaries = [s for s in listed
                  if (s.kind.slug == args.kind or not args.kind_given)
                  and (not args.status or s.status == args.status)
                  and (not getattr(args, "queue", "") or s.queue == args.queue)]
-    print_list(summaries, out, now_utc(), fmt=args.output, all_namespaces=everywhere)
+    print_list(summaries, out, now_utc(), fmt=args.output, all_namespaces=everywhere,
+               told=told)
     return OK
 
 
@@ -213,23 +229,56 @@ def _describe(args: argparse.Namespace, client, namespace: str, out: TextIO) -> 
     return OK
 
 
+def _not_started(who: str) -> None:
+    _err(_("note: %(who)s has not started yet: no log to show. Follow it with --follow.")
+         % {"who": who})
+
+
 def _logs(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    """What exists is printed; what has not started yet is named on stderr (exit 0: a job
+    just created is not an error); --follow waits for it. --previous: the crashed run."""
     kind = KINDS[args.kind]
+    if args.previous and (args.follow or args.all_workers):
+        _err(_("error: --previous reads one pod's crashed run: give --worker N (or none for "
+               "the Launcher), without --follow or --all-workers."))
+        return BAD_INPUT
     if args.all_workers:
         pods = worker_pods(client.cluster, kind, namespace, args.name)
+        while not pods and args.follow:
+            client.cluster.get_job(kind, namespace, args.name)  # NotFound: it is gone
+            time.sleep(1.0)
+            pods = worker_pods(client.cluster, kind, namespace, args.name)
         if not pods:
-            raise errors.NotFound(_("%(name)s has no Worker pods (yet): check the job's "
-                                    "status.") % {"name": args.name}, status=404)
+            client.cluster.get_job(kind, namespace, args.name)
+            _err(_("note: no Worker of %(name)s has started yet: no log to show. Follow them "
+                   "with --follow.") % {"name": args.name})
+            return OK
+        not_yet: list = []
         for pod, text in interleaved(client.cluster, namespace, pods, follow=args.follow,
-                                     tail=args.tail):
+                                     tail=args.tail, not_yet=not_yet):
             out.write(f"[{pod.tag}] {text}\n")
             if args.follow:
                 out.flush()
+        for pod in not_yet:
+            _not_started(pod_label(pod))
         return OK
-    pod = pod_for(client.cluster, kind, namespace, args.name, args.worker)
+    if args.follow:
+        pod = wait_for_pod(client.cluster, kind, namespace, args.name, args.worker)
+    else:
+        try:
+            pod = pod_for(client.cluster, kind, namespace, args.name, args.worker)
+        except errors.NotFound:
+            if not pod_expected(client.cluster, kind, namespace, args.name, args.worker):
+                raise  # no such job, or a pod it will never have
+            _not_started(_("Worker %(index)d") % {"index": args.worker}
+                         if args.worker is not None else _("The Launcher"))
+            return OK
     if not args.follow:
-        out.write(client.cluster.read_log(namespace, pod.name, container=pod.container or None,
-                                          tail_lines=args.tail))
+        text = read_text(client.cluster, namespace, pod, args.tail, previous=args.previous)
+        if text is None:
+            _not_started(pod_label(pod))
+            return OK
+        out.write(text)
         return OK
     for _stamp, text in follow_pod_lines(client.cluster, namespace, pod.name, pod.container,
                                          tail=args.tail):
@@ -272,17 +321,24 @@ def _wait(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
 
 
 def _suspend(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
-    client.suspend(args.name, namespace, args.kind)
+    values = {"project": namespace, "name": args.name, "kind": args.kind}
+    done = set_suspended(client.cluster, KINDS[args.kind], namespace, args.name, True)
+    if not done.changed:
+        out.write(_("%(project)s/%(name)s is already suspended: nothing changed.") % values
+                  + "\n")
+        return OK
     out.write(_("Suspended %(project)s/%(name)s: its Workers stop; resume it with: "
-                "odh training resume %(kind)s %(name)s -n %(project)s")
-              % {"project": namespace, "name": args.name, "kind": args.kind} + "\n")
+                "odh training resume %(kind)s %(name)s -n %(project)s") % values + "\n")
     return OK
 
 
 def _resume(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
-    client.resume(args.name, namespace, args.kind)
-    out.write(_("Resumed %(project)s/%(name)s.") % {"project": namespace,
-                                                    "name": args.name} + "\n")
+    values = {"project": namespace, "name": args.name}
+    done = set_suspended(client.cluster, KINDS[args.kind], namespace, args.name, False)
+    if not done.changed:
+        out.write(_("%(project)s/%(name)s is not suspended: nothing changed.") % values + "\n")
+        return OK
+    out.write(_("Resumed %(project)s/%(name)s.") % values + "\n")
     return OK
 
 

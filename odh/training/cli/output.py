@@ -24,6 +24,7 @@ from odh.training.jobstatus import JobStatus
 from odh.training.kinds import MPIJOB
 from odh.training.manifest import ManifestError, read_manifest
 from odh.training.quantity import format_cpu, format_memory, format_resources
+from odh.training.story import Story, tell
 from odh.training.summary import JobSummary
 from odh.training.totals import totals_for
 
@@ -64,12 +65,17 @@ def _stamp(value: datetime | None) -> str | None:
     return format_timestamp(value) if value else None
 
 
-def job_record(s: JobSummary, now: datetime) -> dict[str, Any]:
-    """One job as `list -o json|yaml` gives it."""
+def _ref(s: JobSummary) -> str:
+    return f"{s.namespace}/{s.kind.slug}/{s.name}"
+
+
+def job_record(s: JobSummary, now: datetime, told: Any = None) -> dict[str, Any]:
+    """One job as `list -o json|yaml` gives it; `step` is its story (odh.training.story)
+    when `told`, else its lifecycle step."""
     status = JobStatus.from_summary(s)
     return {"name": s.name, "namespace": s.namespace, "type": s.kind.kind,
             "status": str(s.status), "reason": s.reason, "message": s.message,
-            "step": s.lifecycle_step,
+            "step": str(told.line if told is not None else s.lifecycle_step),
             "workers": {"ready": s.workers_ready, "total": s.workers_total,
                         "running": status.workers_running, "pending": status.workers_pending,
                         "failed": status.workers_failed},
@@ -80,9 +86,11 @@ def job_record(s: JobSummary, now: datetime) -> dict[str, Any]:
 
 
 def print_list(summaries: list[JobSummary], out: TextIO, now: datetime, *,
-               fmt: str = "", all_namespaces: bool = False) -> None:
+               fmt: str = "", all_namespaces: bool = False, told: dict | None = None) -> None:
+    """`told`: each job's story by "<ns>/<kind slug>/<name>" (STEP says it)."""
+    told = told or {}
     if fmt in ("json", "yaml"):
-        dump({"items": [job_record(s, now) for s in summaries]}, fmt, out)
+        dump({"items": [job_record(s, now, told.get(_ref(s))) for s in summaries]}, fmt, out)
         return
     if not summaries:
         out.write(_("No training jobs found. Create one with: odh training create mpijob "
@@ -98,8 +106,9 @@ def print_list(summaries: list[JobSummary], out: TextIO, now: datetime, *,
         row = [s.name, s.kind.kind, str(s.status), f"{s.workers_ready}/{s.workers_total}",
                ago(s.created, now)]
         if fmt == "wide":
+            line = told[_ref(s)].line if _ref(s) in told else s.lifecycle_step
             row += [str(s.gpus), str(s.restarts), format_duration(s.duration_seconds(now)),
-                    s.created_by or "-", s.lifecycle_step or "-"]
+                    s.created_by or "-", str(line) or "-"]
         if all_namespaces:
             row.insert(0, s.namespace)
         rows.append(row)
@@ -139,11 +148,17 @@ def _workers_text(s: JobSummary) -> str:
     return _("%(running)d/%(total)d running") % {"running": running, "total": s.workers_total}
 
 
+def told_with(s: JobSummary, diagnosis: Any, standing: Any = None) -> Story:
+    """The job's story (odh.training.story): `describe`'s Step line, as the dashboard's."""
+    queued = standing.headline() if standing is not None and s.held_by_queue else None
+    return tell(s, diagnosis, queued)
+
+
 def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
                     now: datetime, standing: Any = None) -> dict[str, Any]:
     """`describe -o json|yaml`: the job's record, its pods, resources, events, diagnosis,
     and where it stands in Kueue's queue (`queue`: null when it names none)."""
-    record = job_record(s, now)
+    record = job_record(s, now, told_with(s, diagnosis, standing))
     record["pods"] = [{"name": r.name, "role": r.role, "index": r.index, "status": r.status,
                        "reason": r.reason, "message": r.message, "node": r.node,
                        "restarts": r.restarts, "ready": r.ready, "exitCode": r.exit_code,
@@ -168,17 +183,18 @@ def _in_time_order(events: list[dict]) -> list[dict]:
 def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
                    out: TextIO, now: datetime, standing: Any = None) -> None:
     status = str(s.status)
+    told = told_with(s, diagnosis, standing)
     lines = [(_("Name"), s.name), (_("Namespace"), s.namespace), (_("Type"), s.kind.kind),
              (_("Status"), status)]
     if s.reason:
         lines.append((_("Reason"), s.reason))
     lines += [(_("Workers"), _workers_text(s)),
               (_("Duration"), format_duration(s.duration_seconds(now))),
-              (_("Step"), s.lifecycle_step or "-"),
+              (_("Step"), str(told.line) or "-"),
               (_("Restarts"), str(s.restarts)),
               (_("Created"), f"{_stamp(s.created) or '-'} ({ago(s.created, now)})"),
               (_("Created by"), s.created_by or _("unknown"))]
-    if s.message:
+    if s.message and diagnosis is None:  # else the diagnosis says the cluster's words
         lines.append((_("Message"), " ".join(s.message.split())))
     if standing is not None:
         lines.append((_("Queue"), standing.sentence()))

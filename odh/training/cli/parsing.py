@@ -143,6 +143,9 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                        help=_("keep printing lines as they are written, until the pod ends"))
         p.add_argument("--tail", type=int, default=None, metavar="N",
                        help=_("only the last N lines"))
+        p.add_argument("-p", "--previous", action="store_true",
+                       help=_("the crashed run: the log of the pod's container before it "
+                              "last restarted"))
     elif verb == "wait":
         p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                        help=_("give up after SECONDS (default: 3600; exit 1)"))

@@ -13,6 +13,7 @@ from odh.training.i18n import _
 from odh.training.kinds import MPIJOB
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.pods import ReplicaState, placeholder
+from odh.training.quantity import GPU_RESOURCE
 from odh.training.summary import JobStatus
 
 MAX_QUOTE = 300
@@ -164,3 +165,13 @@ def several(replicas: list[ReplicaState]) -> str:
     if len(replicas) == 1:
         return first
     return _("%(first)s and %(more)d more") % {"first": first, "more": len(replicas) - 1}
+
+
+def short_of_gpus(replicas) -> bool:
+    """Whether unscheduled pods wait for GPUs: the scheduler names them short, or (its
+    words not known) the pods ask for some."""
+    stuck = [r for r in replicas if r.reason == "Unschedulable"]
+    said = [r.message for r in stuck if r.message]
+    if said:
+        return any(GPU_RESOURCE in text for text in said)
+    return any(r.gpus for r in stuck)

@@ -328,3 +328,54 @@ def diagnose_job(client: ClusterClient, kind, namespace: str, name: str, *,
     facts = gather(client, detail.job, detail.pods, detail.events, now=now, sources=sources,
                    summary=detail.summary)
     return detail, diagnose(facts)
+
+
+def wants_telling(summary: JobSummary) -> bool:
+    """Jobs whose story may be the diagnosis': failed, waiting, or a pod in trouble (a
+    running job with none says what it does, and costs no read)."""
+    return summary.status in (JobStatus.FAILED, JobStatus.PENDING) or any(
+        r.exists and (r.problem or r.restarts) for r in summary.replicas)
+
+
+def tell_listing(client: ClusterClient, listing, budget: float = BUDGET_SECONDS) -> dict:
+    """Each listed job's story (odh.training.story), by "<ns>/<kind slug>/<name>", as the
+    dashboard's job list tells it: the diagnosis from the job, its pods, its events and its
+    pods' log tails (what the headline rests on; `Sources.brief`), and where the jobs Kueue
+    holds stand in their queues. One list of events per project with such jobs; `budget`
+    seconds in all, a job not reached by then says its step."""
+    from odh.training.diagnosis import diagnose
+    from odh.training.queries import job_events
+    from odh.training.queueing import queued_lines
+    from odh.training.status import summarize
+    from odh.training.story import tell
+
+    start = time.monotonic()
+    wanted = [s for s in listing.summaries if wants_telling(s)]
+    events: dict[str, list[dict] | None] = {}
+    for namespace in sorted({s.namespace for s in wanted}):
+        try:
+            events[namespace] = client.list_events(namespace)
+        except errors.ClusterError:
+            events[namespace] = None
+    diagnosed: dict[str, tuple[JobSummary, object]] = {}
+    for s in wanted:
+        left = budget - (time.monotonic() - start)
+        job, pods = listing.objects.get((s.namespace, s.kind.slug, s.name), ({}, []))
+        if not job or left < 0.5:
+            continue
+        mine = job_events(s.kind, job, pods, events.get(s.namespace) or [])
+        summary = summarize(job, pods, mine, s.observed_at)
+        facts = gather(client, job, pods, mine, summary=summary, budget=min(left, 3.0),
+                       sources=Sources(brief=True, read_nodes=False))
+        diagnosed[f"{s.namespace}/{s.kind.slug}/{s.name}"] = (summary, diagnose(facts))
+    try:
+        queued = queued_lines(client, [(s.kind, s.namespace, s.name, s.uid, s.queue)
+                                       for s in listing.summaries if s.held_by_queue])
+    except errors.ClusterError:
+        queued = {}
+    told = {}
+    for s in listing.summaries:
+        ref = f"{s.namespace}/{s.kind.slug}/{s.name}"
+        summary, diagnosis = diagnosed.get(ref, (s, None))
+        told[ref] = tell(summary, diagnosis, queued.get(ref))
+    return told

@@ -94,6 +94,7 @@ class Suggestion:
     text: str
     fix: JobFix | None = None
     pod: str = ""       # LOGS: the pod's name
+    previous: bool = False  # LOGS: its crashed run (the container before its restart)
     guide: str = ""     # GUIDE: the page's slug
     command: str = ""   # ADVICE: a command to run, shown as code
     target: str = ""    # COMPARE: "<namespace>/<kind>/<name>" or "history:<uid>"
@@ -102,7 +103,7 @@ class Suggestion:
         data: dict[str, Any] = {"action": str(self.action), "text": self.text}
         if self.fix is not None:
             data["fix"] = self.fix.as_dict()
-        for key in ("pod", "guide", "command", "target"):
+        for key in ("pod", "previous", "guide", "command", "target"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data

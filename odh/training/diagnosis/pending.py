@@ -18,6 +18,7 @@ from odh.training.diagnosis.common import (
     quote,
     raw_pod,
     replicas_workers_first,
+    short_of_gpus,
 )
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
@@ -27,7 +28,13 @@ from odh.training.i18n import _, ngettext
 from odh.training.nodes import node_sizes
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.pods import PULL_REASONS, ReplicaState
-from odh.training.quantity import GPU_RESOURCE, QuantityError, format_memory, parse_quantity
+from odh.training.quantity import (
+    GPU_RESOURCE,
+    QuantityError,
+    format_memory,
+    format_resources,
+    parse_quantity,
+)
 from odh.training.quota import compute_name, resource_title
 from odh.training.totals import cpus, gpus, number
 
@@ -162,7 +169,9 @@ def quota(facts: Facts) -> Diagnosis | None:
         hard, in_use = _parse(limited.get(key)), _parse(used.get(key))
         need = Decimal(_missing_gpus(facts)) if resource == GPU_RESOURCE else \
             _parse(requested.get(key))
-        values = {"resource": resource_title(key).lower(), "used": number(resource, in_use),
+        title = resource_title(key)  # "GPUs", "MPIJobs" as written; "memory" mid-sentence
+        title = title.lower() if resource in ("memory", "pods", "count/pods") else title
+        values = {"resource": title, "used": number(resource, in_use),
                   "hard": number(resource, hard), "need": number(resource, need),
                   "quota": name}
         headline = _("Waiting for quota: the project uses %(used)s of its %(hard)s "
@@ -191,7 +200,10 @@ def quota(facts: Facts) -> Diagnosis | None:
             fix = f.JobFix(fix.label, fix.changes, note=_("Delete this job once the copy is "
                                                           "created, so its pods free the quota."))
             found += suggest.fix(fix)
+    # every list starts with a first option: "or" only after one
     found.append(suggest.advice(_("Or wait: the job starts by itself when other jobs in the "
+                                  "project finish and free the quota.") if found else
+                                _("Wait: the job starts by itself when other jobs in the "
                                   "project finish and free the quota.")))
     found.append(suggest.advice(_("Ask a project administrator for a larger quota:"),
                                 f"oc describe resourcequota -n {facts.s.namespace}"))
@@ -379,57 +391,116 @@ def _requests_of(facts: Facts, replica: ReplicaState) -> dict[str, Decimal]:
     return pod_requests(raw_pod(facts, replica.name))
 
 
+_PREEMPTION = re.compile(r"preemption: 0/(\d+) nodes are available: ([^.]*)")
+_NOT_HELPFUL = re.compile(r"(\d+) Preemption is not helpful for scheduling")
+_REASONS = re.compile(r"^0/(\d+) nodes are available: (.*?)\.?(?: preemption:|$)")
+_RESOURCE_WORDS = {GPU_RESOURCE: GPU_RESOURCE, "cpu": "cpu", "memory": "memory"}
+
+
+def hopeless(text: str) -> bool:
+    """Whether the scheduler says no node could ever take the pod: preemption would help on
+    none of them ("preemption: 0/6 nodes are available: 6 Preemption is not helpful for
+    scheduling"; kube-scheduler 1.31+ says so of a node too small for what the pod asks)."""
+    m = _PREEMPTION.search(text or "")
+    if not m:
+        return False
+    total = int(m.group(1))
+    return total > 0 and sum(int(n) for n in _NOT_HELPFUL.findall(m.group(2))) == total
+
+
+def _short_everywhere(text: str) -> set[str]:
+    """The resources the scheduler found short on every node ("6 Insufficient
+    nvidia.com/gpu" of 0/6)."""
+    m = _REASONS.search(text or "")
+    if not m:
+        return set()
+    total = int(m.group(1))
+    found = set()
+    for part in m.group(2).split(","):
+        count, _sep, reason = part.strip().partition(" ")
+        if count.isdigit() and int(count) == total and reason.startswith("Insufficient "):
+            found.add(reason.removeprefix("Insufficient ").strip())
+    return found
+
+
+def _too_big(asked: dict[str, Decimal], sizes) -> set[str]:
+    """The resources a pod asks for more of than any node has."""
+    most = {GPU_RESOURCE: max((n.gpus for n in sizes), default=Decimal(0)),
+            "cpu": max((n.cpu for n in sizes), default=Decimal(0)),
+            "memory": max((n.memory for n in sizes), default=Decimal(0))}
+    return {r for r, top in most.items() if asked.get(r, Decimal(0)) > top}
+
+
+def _never_headline(who: str, asked: dict[str, Decimal], short: set[str],
+                    selector: dict) -> str:
+    """The same words whether the nodes could be read (an administrator, the dashboard) or
+    only the scheduler's message (most people's CLI): what the pod asks for, not the sizes
+    of nodes only some may see (those are evidence)."""
+    if selector and not short:
+        return _("This job can never start: no node has the labels its node selector asks "
+                 "for (%(labels)s)") % {"labels": ", ".join(f"{k}={v}"
+                                                            for k, v in selector.items())}
+    values = {"who": who}
+    if short == {GPU_RESOURCE}:
+        values["asked"] = gpus(asked.get(GPU_RESOURCE, Decimal(0)))
+        return _("This job can never start: %(who)s asks for %(asked)s and no node has "
+                 "that many") % values
+    if short == {"cpu"}:
+        values["asked"] = cpus(asked.get("cpu", Decimal(0)))
+        return _("This job can never start: %(who)s asks for %(asked)s and no node has "
+                 "that many") % values
+    if short == {"memory"}:
+        values["asked"] = format_memory(asked.get("memory", Decimal(0)))
+        return _("This job can never start: %(who)s asks for %(asked)s of memory and no "
+                 "node has that much") % values
+    return _("This job can never start: no single node has everything %(who)s asks for") \
+        % values
+
+
 def never_fits(facts: Facts) -> Diagnosis | None:
+    """No node could ever hold a pod: told from the nodes' sizes where they could be read,
+    else from the scheduler's own verdict on the pod (preemption helps on no node)."""
     stuck = _unscheduled(facts)
-    if not stuck or not facts.nodes:
+    if not stuck:
         return None
-    sizes = node_sizes(facts.nodes)
+    sizes = node_sizes(facts.nodes) if facts.nodes else None
     selector = as_dict(get_path(raw_pod(facts, stuck[0].name), ["spec", "nodeSelector"]))
-    if selector:
+    if sizes is not None and selector:
         sizes = [n for n in sizes if all(n.labels.get(k) == v for k, v in selector.items())]
     for replica in stuck:
         asked = _requests_of(facts, replica)
         gpu, cpu, memory = (asked.get(GPU_RESOURCE, Decimal(0)), asked.get("cpu", Decimal(0)),
                             asked.get("memory", Decimal(0)))
-        if any(n.holds(cpu, memory, gpu) for n in sizes):
+        if sizes is not None:
+            if any(n.holds(cpu, memory, gpu) for n in sizes):
+                continue
+            short = _too_big(asked, sizes) if sizes else set()
+        elif hopeless(replica.message):
+            short = _short_everywhere(replica.message) & set(_RESOURCE_WORDS)
+        else:
             continue
         who = _("each Worker") if replica.role == "Worker" else _("the %(role)s") % {
             "role": replica.role}
-        if not sizes:
-            headline = _("This job can never start: no node has the labels its node selector "
-                         "asks for (%(labels)s)") % {
-                "labels": ", ".join(f"{k}={v}" for k, v in selector.items())}
-        elif gpu > max(n.gpus for n in sizes):
-            headline = _("This job can never start: %(who)s asks for %(asked)s and the largest "
-                         "node has %(most)s") % {"who": who, "asked": gpus(gpu),
-                                                 "most": gpus(max(n.gpus for n in sizes))}
-        elif cpu > max(n.cpu for n in sizes):
-            headline = _("This job can never start: %(who)s asks for %(asked)s and the largest "
-                         "node has %(most)s") % {"who": who, "asked": cpus(cpu),
-                                                 "most": cpus(max(n.cpu for n in sizes))}
-        elif memory > max(n.memory for n in sizes):
-            headline = _("This job can never start: %(who)s asks for %(asked)s of memory and "
-                         "the largest node has %(most)s") % {
-                "who": who, "asked": format_memory(memory),
-                "most": format_memory(max(n.memory for n in sizes))}
-        else:
-            headline = _("This job can never start: no single node has everything %(who)s "
-                         "asks for") % {"who": who}
+        headline = _never_headline(who, asked, short, selector)
         evidence = [Evidence("state", quote(replica.message), replica.label)] \
             if replica.message else []
-        evidence.append(Evidence("number", _("The largest node offers %(gpus)s, %(cpus)s and "
-                                             "%(memory)s.") % {
-            "gpus": gpus(max(n.gpus for n in sizes)) if sizes else "-",
-            "cpus": cpus(max(n.cpu for n in sizes)) if sizes else "-",
-            "memory": format_memory(max(n.memory for n in sizes)) if sizes else "-"},
-            _("Cluster")))
+        evidence.append(Evidence("number", _("%(who)s asks for %(asks)s.") % {
+            "who": replica.label, "asks": format_resources(cpu, memory, gpu)}, replica.label))
+        if sizes:
+            evidence.append(Evidence("number", _("The largest node offers %(gpus)s, %(cpus)s "
+                                                 "and %(memory)s.") % {
+                "gpus": gpus(max(n.gpus for n in sizes)),
+                "cpus": cpus(max(n.cpu for n in sizes)),
+                "memory": format_memory(max(n.memory for n in sizes))}, _("Cluster")))
         found = []
         spec = f.spec_of(facts.job)
-        if spec is not None:
+        if spec is not None and facts.nodes:
             for fix in f.fit_fixes(facts, spec)[:3]:
                 found += suggest.fix(fix)
         found += [suggest.advice(_("Or ask your administrator whether larger nodes can join "
-                                   "the cluster.")), suggest.guide("never-fits")]
+                                   "the cluster.") if found else
+                                 _("Ask your administrator whether larger nodes can join the "
+                                   "cluster.")), suggest.guide("never-fits")]
         affected = [r for r in stuck if r.role == replica.role]
         return Diagnosis("never-fits", Severity.ERROR, Culprit.CONFIGURATION, headline,
                          evidence, names(affected), labels(affected), found,
@@ -443,18 +514,18 @@ def waiting_for_capacity(facts: Facts) -> Diagnosis | None:
         return None
     s = facts.s
     why = scheduling_reasons(stuck[0].message) if stuck[0].message else ""
-    needed = sum(r.gpus for r in stuck)
+    needed = sum(r.gpus for r in stuck) if short_of_gpus(stuck) else 0
     placed = [r for r in s.replicas if r.exists and r.scheduled and r.gpus]
     evidence = [Evidence("state", quote(stuck[0].message), stuck[0].label)] \
         if stuck[0].message else []
     waited = s.time_in_state_seconds(facts.now)
     if needed:
+        # the same words for everyone: how many are free is known to some only (evidence)
+        headline = _("Waiting for GPUs: %(needed)s needed, not enough free on any node") \
+            % {"needed": gpus(needed)}
         if facts.free_gpus is not None:
-            headline = _("Waiting for GPUs: %(needed)s needed, %(free)s free now") % {
-                "needed": gpus(needed), "free": gpus(facts.free_gpus)}
-        else:
-            headline = _("Waiting for GPUs: %(needed)s needed, not enough free on any node") \
-                % {"needed": gpus(needed)}
+            evidence.append(Evidence("number", _("%(free)s free on the whole cluster now.")
+                                     % {"free": gpus(facts.free_gpus)}, _("Cluster")))
     else:
         headline = _("Waiting for room on a node: %(why)s") % {"why": why or _("busy")}
     evidence.append(Evidence("number", ngettext(

@@ -18,7 +18,8 @@ def logs(replica: ReplicaState | None, previous: bool = False) -> list[Suggestio
         return []
     text = _("Read the log of %(pod)s's crashed run") if previous else \
         _("Read the log of %(pod)s")
-    return [Suggestion(Action.LOGS, text % {"pod": replica.label}, pod=replica.name)]
+    return [Suggestion(Action.LOGS, text % {"pod": replica.label}, pod=replica.name,
+                       previous=previous)]
 
 
 def events() -> Suggestion:

@@ -108,6 +108,18 @@ def test_tabs_signing_in_at_once_each_come_back_to_their_own_page(client, db, de
     assert _path(client.get(_path(browser_one))["Location"]) == GPT2 + "?tab=events"
 
 
+def test_twenty_five_tabs_signing_in_together_each_come_back_to_their_own_page(
+        client, db, demo_cluster):
+    """Once the way back of only the last 20 sign-ins under way was kept: tabs 1 to 5 of
+    25 came back to the job list."""
+    pages = [f"/jobs/?q=tab-{n}" for n in range(25)]
+    started = [client.get(LOGIN, {"next": page})["Location"] for page in pages]
+    for page, authorize in [(pages[0], started[0]), (pages[4], started[4]),
+                            (pages[24], started[24])]:
+        back = log_in_at_openshift(demo_cluster, authorize, "alice")
+        assert _path(client.get(_path(back))["Location"]) == page
+
+
 def test_it_explains_a_sign_in_with_the_wrong_state(client, db, demo_cluster):
     r = client.get(LOGIN, {"next": "/jobs/"})
     back = log_in_at_openshift(demo_cluster, r["Location"], "alice")
@@ -128,16 +140,18 @@ def test_it_explains_a_callback_without_a_code(client, db):
     assert "Sign-in did not complete" in r.content.decode()
 
 
-def test_it_explains_a_refusal_by_the_oauth_server(client, db):
+def test_it_explains_a_refusal_by_the_oauth_server_in_its_own_words(client, db, caplog):
+    # anyone can send a person to this address with words of their choosing: our page says
+    # our sentence, theirs goes to the log for support
     r = client.get(CALLBACK, {"error": "access_denied",
-                              "error_description": "<b>scope denied</b>"})
+                              "error_description": "Your account is locked: call +1 555"})
     assert r.status_code == 403
     body = r.content.decode()
     assert "OpenShift refused the sign-in." in body
-    assert "&lt;b&gt;scope denied&lt;/b&gt;" in body
-    assert "<b>scope denied" not in body
+    assert "account is locked" not in body and "555" not in body
     assert r["X-Request-Id"] in body
     assert_valid(body)
+    assert "Your account is locked: call +1 555" in caplog.text
 
 
 def test_it_signs_out_and_ends_the_token(alice, demo_cluster):

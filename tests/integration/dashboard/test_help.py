@@ -35,3 +35,17 @@ def test_an_unknown_page_is_not_found_and_no_other_file_can_be_named(alice):
 def test_the_guide_needs_sign_in(client):
     response = client.get(reverse("training-help"))
     assert response.status_code == 302
+
+
+def test_the_guide_is_read_in_the_readers_language_english_where_not_translated(alice):
+    from django.conf import settings
+
+    alice.cookies[settings.LANGUAGE_COOKIE_NAME] = "fr"
+    body = alice.get(reverse("training-help-page", args=["oom-killed"])).content.decode()
+    assert_valid(body)
+    french = (settings.TROUBLESHOOTING_DIR / "fr" / "oom-killed.md").read_text()
+    assert french.splitlines()[0].removeprefix("# ") in body
+    assert "What to do" not in body.split("<article", 1)[1]  # the page itself is French
+    alice.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    body = alice.get(reverse("training-help-page", args=["oom-killed"])).content.decode()
+    assert "<h2" in body and "What to do" in body

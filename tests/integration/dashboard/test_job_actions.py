@@ -9,6 +9,7 @@ import pytest
 import yaml
 from django.test import Client
 from django.urls import reverse
+from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from tests.dashboard_support import sign_in
@@ -209,21 +210,18 @@ def test_it_exports_what_bob_may_read_and_nothing_else(bob):
     assert bob.get(_url("export", "gpt2-finetune"), {"format": "yaml"}).status_code == 403
 
 
-def test_it_explains_a_change_the_cluster_turns_down(alice, monkeypatch):
-    from odh.training import errors
-    from odh.training.client import ClusterClient
-
-    def refuse(self, kind, namespace, name, suspend):
-        raise errors.Invalid("spec.runPolicy.suspend: Forbidden: cannot change a finished job",
-                             status=422)
-
-    monkeypatch.setattr(ClusterClient, "set_suspended", refuse)
-    r = alice.post(_url("suspend", "gpt2-finetune"))
+def test_a_finished_job_is_not_suspended_and_the_page_says_why(alice, demo_cluster):
+    r = alice.post(_url("suspend", "gpt2-finetune"))  # Failed two hours ago
     assert r.status_code == 302
     assert r["Location"] == _url("detail", "gpt2-finetune")
     page = alice.get(r["Location"]).content.decode()
-    assert "The cluster did not accept this change: spec.runPolicy.suspend: Forbidden" in page
+    assert "gpt2-finetune has finished (Failed): there is nothing to suspend." in page
+    assert "is suspended" not in page  # no success said where nothing changed
     assert AuditEvent.objects.get(name="gpt2-finetune", verb="suspend").outcome == "failed"
+    with demo_cluster.api_client("admin") as api:
+        job = k8s.CustomObjectsApi(api).get_namespaced_custom_object(
+            "kubeflow.org", "v2beta1", "team-nlp", "mpijobs", "gpt2-finetune")
+    assert job["spec"].get("runPolicy", {}).get("suspend") is not True
 
 
 def test_an_action_in_a_project_bob_cannot_see_is_not_found_and_not_audited(bob):

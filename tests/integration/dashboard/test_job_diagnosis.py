@@ -105,8 +105,9 @@ def test_the_card_and_the_line_on_their_own(alice):
 def test_a_job_that_can_never_start_says_so_with_a_fix_that_fits(alice):
     body = _overview(alice, VIT)
     card = " ".join(text_of(body, "job-diagnosis").split())
-    assert ("This job can never start: each Worker asks for 12 GPUs and the largest node has "
-            "8 GPUs") in card
+    assert ("This job can never start: each Worker asks for 12 GPUs and no node has that "
+            "many") in card
+    assert "The largest node offers 8 GPUs" in card  # the nodes' sizes are evidence
     assert "Clone with 3 Workers x 8 GPUs" in card
 
 
@@ -154,7 +155,7 @@ DEMO = [
     ("team-cv", "t5-base-restart", r"^Worker 1 crashed and restarted", "Your code"),
     ("team-cv", "sd-finetune", r"^GPU utilization is 2\d% over the last 10m 0s$", "Your code"),
     ("team-cv", "efficientnet-b7", r"^Worker 1's node \S+ stopped responding$", "The platform"),
-    ("team-nlp", "llama-13b-pretrain", r"^Waiting for quota: the project uses 15 of its 16 gpus "
+    ("team-nlp", "llama-13b-pretrain", r"^Waiting for quota: the project uses 15 of its 16 GPUs "
      r"and this job needs \d+ more$", "Capacity"),
 ]
 

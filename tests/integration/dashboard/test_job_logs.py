@@ -98,6 +98,28 @@ def test_a_chosen_worker(alice):
     assert "logs/bert-large-pretrain-worker-1/download/" in body
 
 
+def test_a_restarted_workers_crashed_run_can_be_read(alice):
+    """t5-base-restart: Worker 1 crashed and restarted in place. The diagnosis' "Read the
+    log of Worker 1's crashed run" opens that run, not the current one."""
+    page = reverse("training-job-detail", args=["team-cv", "mpijob", "t5-base-restart"])
+    card = alice.get(reverse("training-job-diagnosis",
+                             args=["team-cv", "mpijob", "t5-base-restart"])).content.decode()
+    link = re.search(r'<a href="([^"]*previous=1[^"]*)">Read the log of Worker 1&#x27;s '
+                     r"crashed run</a>", card)
+    assert link, card
+    body = alice.get(html.unescape(link.group(1))).content.decode()
+    assert_valid(body)
+    assert '<option value="1" selected>Crashed run (before its restart)</option>' in body
+    crashed = [line["text"] for line in _log_lines(body)]
+    assert any("NCCL communicator was aborted" in t for t in crashed)
+    assert 'data-follow="false"' in body  # a run that ended is not followed
+    current = alice.get(page, {"tab": "logs", "pod": "t5-base-restart-worker-1"}
+                        ).content.decode()
+    assert '<option value="" selected>Current run</option>' in current
+    assert not any("NCCL communicator was aborted" in line["text"]
+                   for line in _log_lines(current))
+
+
 def test_bob_may_not_read_team_nlp_logs(bob):
     assert bob.get(BERT, {"tab": "logs"}).status_code == 403
     r = bob.get(reverse("training-job-log-download", args=[

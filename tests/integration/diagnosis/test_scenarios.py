@@ -60,8 +60,8 @@ CASES = [
     ("wants-gpus", "team-b", "waiting-for-capacity",
      r"^Waiting for GPUs: 4 GPUs needed, not enough free on any node$", Culprit.CAPACITY),
     ("never", "team-b", "never-fits",
-     r"^This job can never start: each Worker asks for 12 GPUs and the largest node has 8 "
-     r"GPUs$", Culprit.CONFIGURATION),
+     r"^This job can never start: each Worker asks for 12 GPUs and no node has that many$",
+     Culprit.CONFIGURATION),
     ("pull-denied", "team-b", "image-pull",
      r"^The image quay.io/private/train:2.0 cannot be pulled: the registry refused access "
      r"\(unauthorized\)$", Culprit.CONFIGURATION),
@@ -71,7 +71,7 @@ CASES = [
      r"^The Secret “wandb-credentials” that (Worker 0|Launcher) needs does not exist in "
      r"team-b$", Culprit.CONFIGURATION),
     ("over-quota", "team-a", "quota",
-     r"^Waiting for quota: the project uses \d+ of its 16 cpus and this job needs \d+ more$",
+     r"^Waiting for quota: the project uses \d+ of its 16 CPUs and this job needs \d+ more$",
      Culprit.CAPACITY),
     ("too-many-cpus", "locked", "admission-refused",
      r"^The project's LimitRange refuses the Workers: at most 64 CPUs per container, each "
