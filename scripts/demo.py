@@ -16,6 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".simcluster"
+SCENARIO = ROOT / "simcluster" / "scenarios" / "demo.yaml"
 OAUTH_CLIENT = "mpijob-dashboard"
 OAUTH_SECRET = "mpijob-dashboard-demo-secret"  # noqa: S105 - the demo scenario's client
 
@@ -72,6 +73,29 @@ def _register_redirect(port: int) -> None:
             {"redirectURIs": uris}, _content_type="application/merge-patch+json")
 
 
+def account_lines(scenario: Path = SCENARIO) -> list[str]:
+    """"alice / alice   (edits team-nlp and team-cv)": every account of the demo scenario
+    and what it may do, read from the scenario itself so that no account is left out."""
+    import yaml
+
+    data = yaml.safe_load(scenario.read_text())
+    grants: dict[str, list[str]] = {}
+    for access in data.get("access") or []:
+        user = access.get("user") or ""
+        if access.get("clusterRole") == "cluster-admin":
+            grants.setdefault(user, []).append("cluster admin")
+        elif access.get("role"):
+            verb = {"edit": "edits", "view": "views", "admin": "administers"}.get(
+                access["role"], access["role"])
+            grants.setdefault(user, []).append(f"{verb} {' and '.join(access['namespaces'])}")
+    lines = []
+    for user in data.get("users") or []:
+        name, password = user["name"], user.get("password", "")
+        what = "; ".join(grants.get(name, [])) or "signed in, member of no project yet"
+        lines.append(f"{name} / {password}".ljust(18) + f"({what})")
+    return lines
+
+
 def main() -> int:
     port = _port("PORT", 8000)
     ports = {"api": _port("SIMCLUSTER_PORT", 6443), "oauth": _port("SIMCLUSTER_OAUTH_PORT", 6080),
@@ -97,11 +121,11 @@ def main() -> int:
             print(f"The dashboard did not start: is port {port} in use? Set PORT=8080 "
                   "to use another one.", file=sys.stderr)
             return 1
+        accounts = "\n".join(f"  {'Sign in as' if i == 0 else '':<19}{line}"
+                             for i, line in enumerate(account_lines()))
         print(f"""
   MPIJob dashboard:  http://127.0.0.1:{port}/
-  Sign in as         alice / alice   (edits team-nlp and team-cv)
-                     bob / bob       (views research)
-                     admin / admin   (cluster admin)
+{accounts}
   The simulated cluster: https://127.0.0.1:{ports['api']}  (kubectl: export
   KUBECONFIG={STATE / 'kubeconfig-alice'})
   Press Ctrl-C to stop both.

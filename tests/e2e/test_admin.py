@@ -20,7 +20,7 @@ from tests.waiting import wait_until
 from tests.wizard_cluster import ClusterJobs
 
 GPU = "nvidia.com/gpu"
-DEMO_GPU_QUOTAS = {"team-nlp": "16", "team-cv": "56", "research": "8"}
+DEMO_GPU_QUOTAS = {"team-nlp": "24", "team-cv": "56", "research": "8"}
 
 
 def _cluster(sim) -> dict:
@@ -52,7 +52,7 @@ def _shows_the_cluster(page, sim, reload: bool = True) -> dict | None:
     rows = {ns: page.locator(f"#project-{ns}").inner_text() for ns in DEMO_GPU_QUOTAS}
     if _cluster(sim) != before:
         return None  # a job started or finished meanwhile: look again
-    if f"{before['gpus']} / 32" not in " ".join(gpu_card.split()):
+    if f"{before['gpus']} / 40" not in " ".join(gpu_card.split()):
         return None
     for ns, hard in DEMO_GPU_QUOTAS.items():
         if f"GPUs {before['quota'][ns]}/{hard}" not in " ".join(rows[ns].split()):
@@ -76,7 +76,7 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
     expect(nav.get_by_role("link", name="Audit trail")).to_be_visible()
     models = page.get_by_role("table", name="GPUs by model")
     expect(models).to_contain_text("NVIDIA-A100-SXM4-80GB")
-    expect(models.get_by_role("row").nth(1)).to_contain_text("32")  # 4 nodes x 8 A100
+    expect(models.get_by_role("row").nth(1)).to_contain_text("40")  # 5 nodes x 8 A100
     seen = wait_until(lambda: _shows_the_cluster(page, e2e_cluster), 30,
                       message="the overview to show the cluster's GPUs and quotas")
     projects = page.get_by_role("table", name="Quota use per project")
@@ -104,7 +104,7 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
         assert after["gpus"] != seen["gpus"] or after["quota"] != seen["quota"]
         expect(page.get_by_role("table", name="Quota use per project").get_by_role(
             "row").filter(has_text="team-nlp").first).to_contain_text(
-            f"GPUs {after['quota']['team-nlp']}/16")
+            f"GPUs {after['quota']['team-nlp']}/24")
     finally:
         _delete_job(custom, name)
 

@@ -202,3 +202,28 @@ def test_an_imported_misspelt_field_is_named(page, live_dashboard, cluster, scre
     screenshot("wizard-import-unknown-field")
     # still a warning: the job can be created (without the field)
     expect(page.get_by_role("button", name="Create job")).to_be_enabled()
+
+
+def test_a_newcomers_first_gpu_job_runs_in_the_fresh_demo(page, live_dashboard, cluster,
+                                                          screenshot):
+    """The demo leaves room: alice's 8-GPU job in team-nlp (2 Workers x 4 GPUs) runs at
+    once, and says so live on its page."""
+    sign_in(page, live_dashboard, "alice")
+    page.get_by_role("link", name="Create job").first.click()
+    page.get_by_role("button", name="Create an MPIJob").click()
+    name = _name("e2e-first")
+    cluster.track(NS, name)
+    _configure(page, name)
+    page.get_by_label("Command").fill("horovodrun -np 8 python /workspace/train.py")
+    page.get_by_role("button", name="Next").click()
+    expect(page.get_by_role("heading", name="Resources")).to_be_visible()
+    page.get_by_label("Number of workers").fill("2")
+    page.get_by_label("GPUs per worker").fill("4")
+    page.get_by_role("button", name="Next").click()
+    expect(page.get_by_role("heading", name="Review")).to_be_visible()
+    page.get_by_role("button", name="Create job").click()
+    expect(page.get_by_role("heading", name=name)).to_be_visible(timeout=20_000)
+    header = page.locator("#job-header-status")
+    expect(header).to_contain_text("Running", timeout=60_000)
+    expect(page.locator("[id^=job-story-]")).to_contain_text("Training (2/2 Workers running)")
+    screenshot("first-gpu-job-running")

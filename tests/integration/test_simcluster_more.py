@@ -477,8 +477,8 @@ def test_the_demo_has_jobs_waiting_for_what_they_need(demo):
     (worker,) = job_pods(core, "team-nlp", "bert-qa-squad", "worker")
     assert worker.status.phase == "Pending" and not worker.spec.node_name
     assert event_messages(core, "team-nlp", "bert-qa-squad-worker-0", "FailedScheduling") == [
-        '0/6 nodes are available: persistentvolumeclaim "squad-data" not found. preemption: '
-        "0/6 nodes are available: 6 Preemption is not helpful for scheduling."]
+        '0/7 nodes are available: persistentvolumeclaim "squad-data" not found. preemption: '
+        "0/7 nodes are available: 7 Preemption is not helpful for scheduling."]
     # a secret that does not exist
     pods = job_pods(core, "team-nlp", "t5-wandb-logging")
     assert len(pods) == 3 and {p.status.phase for p in pods} == {"Pending"}
@@ -498,8 +498,8 @@ def test_the_demo_has_jobs_refused_by_quota_and_limit_range(demo):
     _, core, custom = demo
     for ns, name, refusal in (
             ("team-nlp", "llama-13b-pretrain",
-             "exceeded quota: team-quota, requested: requests.nvidia.com/gpu=2, used: "
-             "requests.nvidia.com/gpu=15, limited: requests.nvidia.com/gpu=16"),
+             "exceeded quota: team-quota, requested: requests.memory=700Gi, used: "
+             "requests.memory=984Gi, limited: requests.memory=1536Gi"),
             ("team-cv", "vit-l-cpu-heavy",
              "maximum cpu usage per Container is 64, but limit is 96")):
         assert "status" not in mpi(custom, ns, name)

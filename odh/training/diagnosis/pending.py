@@ -153,6 +153,14 @@ def _missing_gpus(facts: Facts) -> int:
     return sum(r.gpus for r in facts.s.replicas if not r.exists)
 
 
+def _missing_like(facts: Facts, text: str) -> int:
+    """How many pods like the one refused (its role's) are still missing: each will ask
+    for as much as it did."""
+    m = _POD.search(text)
+    role = "Launcher" if m and "-launcher" in m.group(1) else "Worker"
+    return max(1, sum(1 for r in facts.s.replicas if not r.exists and r.role == role))
+
+
 def quota(facts: Facts) -> Diagnosis | None:
     refusals = [e for e in _refusals(facts) if "exceeded quota" in message(e)]
     if not refusals and facts.s.reason != "ExceededQuota":
@@ -168,7 +176,7 @@ def quota(facts: Facts) -> Diagnosis | None:
         resource = compute_name(key)
         hard, in_use = _parse(limited.get(key)), _parse(used.get(key))
         need = Decimal(_missing_gpus(facts)) if resource == GPU_RESOURCE else \
-            _parse(requested.get(key))
+            _parse(requested.get(key)) * _missing_like(facts, text)
         title = resource_title(key)  # "GPUs", "MPIJobs" as written; "memory" mid-sentence
         title = title.lower() if resource in ("memory", "pods", "count/pods") else title
         values = {"resource": title, "used": number(resource, in_use),

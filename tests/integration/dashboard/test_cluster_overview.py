@@ -27,7 +27,7 @@ URL = reverse("training-cluster-overview")
 GPU = "nvidia.com/gpu"
 # simcluster/scenarios/demo.yaml: the quotas' hard limits, exactly
 DEMO_QUOTAS = {
-    "team-nlp": {"GPUs": "16", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
+    "team-nlp": {"GPUs": "24", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
                  "MPIJobs": "20"},
     "team-cv": {"GPUs": "56", "CPUs": "192", "Memory": "1.5Ti", "Pods": "100",
                 "MPIJobs": "20"},
@@ -68,20 +68,20 @@ def test_the_overview_shows_the_demo_clusters_gpu_capacity_exactly(admin, demo_c
     assert_valid(html)
     used = cluster["gpus_used"]
     assert used > 0  # bert-large-pretrain's 8 Workers hold a GPU each
-    # 4 nodes x 8 A100 = 32 GPUs
-    assert text_of(html, "capacity-gpu").startswith(f"GPUs {number('gpu', used)} / 32 ")
+    # 5 nodes x 8 A100 = 40 GPUs
+    assert text_of(html, "capacity-gpu").startswith(f"GPUs {number('gpu', used)} / 40 ")
     assert text_of(html, "gpu-model-1") == (
-        f"NVIDIA-A100-SXM4-80GB 4 32 {number('gpu', used)} {number('gpu', 32 - used)} "
-        f"{round(used * 100 / 32)}%")
+        f"NVIDIA-A100-SXM4-80GB 5 40 {number('gpu', used)} {number('gpu', 40 - used)} "
+        f"{round(used * 100 / 40)}%")
     assert ids_starting(html, "gpu-model-") == ["gpu-model-1"]  # one model in the demo
-    # 4 x 96 + 2 x 32 CPUs; 4 x 1152Gi + 2 x 128Gi of memory
+    # 5 x 96 + 2 x 32 CPUs; 5 x 1152Gi + 2 x 128Gi of memory
     assert text_of(html, "capacity-cpu").startswith(
-        f"CPUs {number('cpu', cluster['cpu_used'])} / 448 ")
-    assert " / 4.75Ti " in text_of(html, "capacity-memory")
+        f"CPUs {number('cpu', cluster['cpu_used'])} / 544 ")
+    assert " / 6016Gi " in text_of(html, "capacity-memory")
     assert '<script src="/static/plotly/plotly-basic.min.js"></script>' in html
     charts = json.loads(html.split('id="cluster-chart-data" type="application/json">')[1]
                         .split("</script>")[0])
-    assert charts["gpu"]["total"] == [32.0] and charts["gpu"]["used"] == [float(used)]
+    assert charts["gpu"]["total"] == [40.0] and charts["gpu"]["used"] == [float(used)]
 
 
 def test_the_overview_shows_each_projects_quota_exactly(admin, demo_cluster):
@@ -104,10 +104,10 @@ def test_the_overview_shows_each_projects_quota_exactly(admin, demo_cluster):
     assert pressures == sorted(pressures, reverse=True)
     for r, pressure in zip(rows, pressures, strict=True):
         assert ("At 90% or more of a quota" in text_of(html, r)) == (pressure >= 90)
-    # team-nlp's GPUs are nearly all held (llama-13b-pretrain waits for the last ones)
+    # team-nlp's GPUs leave room for a newcomer's first 8-GPU job (llama-13b-pretrain
+    # waits for the quota's memory instead)
     if cluster["quota_used"]["team-nlp"].get(QUOTA_KEYS["GPUs"]) == "15":
-        assert rows[0] == "project-team-nlp"
-        assert "team-nlp: GPUs: 15/16 (94%)" in text_of(html, "cluster-pressure")
+        assert "15/24" in text_of(html, "project-team-nlp")
 
 
 def test_jobs_by_type_waiting_jobs_and_success_rate(admin, demo_cluster):
@@ -246,7 +246,7 @@ def test_a_created_gpu_job_moves_the_numbers(admin, demo_cluster):
                 row = text_of(html, "project-team-nlp")
                 in_use = number("gpu", cluster["gpus_by_ns"]["team-nlp"])
                 total = number("gpu", cluster["gpus_used"])
-                return (f"GPUs {number('gpu', quota_used)}/16" in row
+                return (f"GPUs {number('gpu', quota_used)}/24" in row
                         and in_use in row.split()
                         and text_of(html, "capacity-gpu").startswith(f"GPUs {total} /"))
 

@@ -155,8 +155,8 @@ DEMO = [
     ("team-cv", "t5-base-restart", r"^Worker 1 crashed and restarted", "Your code"),
     ("team-cv", "sd-finetune", r"^GPU utilization is 2\d% over the last 10m 0s$", "Your code"),
     ("team-cv", "efficientnet-b7", r"^Worker 1's node \S+ stopped responding$", "The platform"),
-    ("team-nlp", "llama-13b-pretrain", r"^Waiting for quota: the project uses 15 of its 16 GPUs "
-     r"and this job needs \d+ more$", "Capacity"),
+    ("team-nlp", "llama-13b-pretrain", r"^Waiting for quota: the project uses 984Gi of its "
+     r"1.5Ti memory and this job needs 1400Gi more$", "Capacity"),
 ]
 
 

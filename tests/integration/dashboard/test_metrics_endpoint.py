@@ -168,9 +168,9 @@ def test_quota_numbers_are_the_resource_quotas(hub, demo_cluster):
     (gpus_used, _memory), _ = agree(metric, truth)
     samples = parse(scrape())
     labels = {"project": NS, "quota": "team-quota", "resource": "requests.nvidia.com/gpu"}
-    assert value(samples, "mpijob_dashboard_quota_hard", **labels) == 16.0
+    assert value(samples, "mpijob_dashboard_quota_hard", **labels) == 24.0
     ratio = value(samples, "mpijob_dashboard_quota_used_ratio", **labels)
-    assert ratio == pytest.approx(gpus_used / 16.0)
+    assert ratio == pytest.approx(gpus_used / 24.0)
     assert value(samples, "mpijob_dashboard_quota_hard", project=NS, quota="team-quota",
                  resource="requests.cpu") == 192.0
     assert value(samples, "mpijob_dashboard_quota_hard", project=NS, quota="team-quota",

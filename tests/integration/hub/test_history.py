@@ -255,7 +255,7 @@ def test_runwatcher_serves_the_hub_numbers_on_its_metrics_port(two_watchers, dem
     samples = parse(watcher.get("/metrics").text)
     assert value(samples, "mpijob_dashboard_hub_ready") == 1.0
     assert value(samples, "mpijob_dashboard_quota_hard", project=NS, quota="team-quota",
-                 resource="requests.nvidia.com/gpu") == 16.0
+                 resource="requests.nvidia.com/gpu") == 24.0
     # the history numbers come from the shared database: the same in every process; the
     # operator said BackoffLimitExceeded, the diagnosis (Worker 2 was OOMKilled) is the label
     assert value(samples, "mpijob_dashboard_job_failures_total", project=NS, type="MPIJob",
