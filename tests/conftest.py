@@ -52,3 +52,14 @@ def pytest_collection_modifyitems(config, items):
             if path.startswith(prefix):
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
+
+
+@pytest.fixture(autouse=True)
+def _back_to_the_sites_language():
+    """A request served in French by the test client leaves French active in this thread
+    (Django activates each request's language and resets none): later tests read the
+    site's language again."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()

@@ -196,12 +196,44 @@ def _cache_key(token: str, summary: JobSummary, dismissed_here: frozenset[str]) 
             f"{','.join(sorted(dismissed_here))}")
 
 
+def kept_for(token: str, summary: JobSummary, pods: list[dict]
+             ) -> tuple[list[dict], dict[str, str]]:
+    """What the watcher kept of this job's pods that the cluster no longer has (their last
+    state, and their last log lines: odh/training/evidence.py), for a person who may read
+    the project's logs: ([ghost pods], {pod: log tail}); nothing for anyone else."""
+    from odh.training.evidence import ghosts, kept_tails
+
+    from .log_subscriptions import GET_POD_LOGS
+    from .models import KeptEvidence
+    from .permissions import may
+
+    if summary.status in (JobStatus.SUCCEEDED, JobStatus.SUSPENDED) or not summary.uid:
+        return [], {}
+    kept = KeptEvidence.of_job(summary.uid)
+    if not kept or not ghosts(pods, kept):
+        return [], {}
+    try:
+        with client_for_token(token) as client:
+            client.timeout = PROMETHEUS_TIMEOUT
+            if not may(client, token, summary.namespace, GET_POD_LOGS):
+                return [], {}
+    except errors.ClusterError:
+        return [], {}
+    return ghosts(pods, kept), kept_tails(pods, kept)
+
+
 def compute(token: str, job: dict, pods: list[dict], events: list[dict], summary: JobSummary,
             dismissed_here: frozenset[str] = frozenset(), brief: bool = False,
             project: str | None = None) -> tuple[Facts, Diagnosis | None]:
     """`project`: the uid of the job's project as the person sees it (its history's
-    similar runs are of that project only); None reads no history."""
+    similar runs are of that project only); None reads no history. The pods the watcher
+    kept of the job (`kept_for`) count as its pods, as the cluster had them."""
+    gone, tails = kept_for(token, summary, pods)
+    if gone:
+        pods = pods + gone
+        summary = summarize(job, pods, events, summary.observed_at)
     sources = sources_for(token, job, summary, dismissed_here, brief, project)
+    sources.logs.update(tails)
     if brief and summary.status == JobStatus.RUNNING:
         read = cache.get(job_progress.tail_key(token, summary))
         troubled = any(r.exists and (r.problem or r.restarts) for r in summary.replicas)

@@ -258,3 +258,66 @@ class JobHistory(models.Model):
             return cls.objects.none()
         return cls.objects.filter(namespace=name).filter(
             models.Q(project_uid=uid) | models.Q(project_uid=""))
+
+
+class KeptEvidence(models.Model):
+    """A failed run of one of a job's containers, kept when it happened (the watcher's
+    odh.training.evidence moments): the pod as it was, and its log's last lines. The
+    cluster may delete both soon after (a Launcher restarted in place and deleted at its
+    backoff limit); the diagnosis takes them back as the pods and logs they were.
+
+    One row per (job uid, pod, container, run): written once, whichever watcher sees it
+    first (`keep_once`); `run` -1 is a failed pod's last state when it was deleted."""
+
+    job_uid = models.CharField(max_length=64, db_index=True)
+    namespace = models.CharField(max_length=253)
+    job_name = models.CharField(max_length=253)
+    pod = models.CharField(max_length=253)
+    container = models.CharField(max_length=253, blank=True)
+    run = models.IntegerField()
+    previous = models.BooleanField(default=False)
+    gone = models.BooleanField(default=False)
+    snapshot = models.JSONField(default=dict)
+    log = models.TextField(blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job_uid", "pod", "container", "run"],
+                                               name="kept_evidence_once")]
+
+    @classmethod
+    def keep_once(cls, *, job_uid: str, namespace: str, job_name: str, pod: str,
+                  container: str, run: int, previous: bool, gone: bool, snapshot: dict,
+                  log: str) -> bool:
+        """Keep the moment if it is not kept yet (another watcher may have): whether now."""
+        for delay in (*_LOCKED_RETRIES, None):
+            try:
+                _row, created = cls.objects.get_or_create(
+                    job_uid=job_uid, pod=pod, container=container, run=run,
+                    defaults={"namespace": namespace, "job_name": job_name,
+                              "previous": previous, "gone": gone, "snapshot": snapshot,
+                              "log": log})
+                return created
+            except IntegrityError:
+                return False
+            except OperationalError as e:  # SQLite's "locked": as JobHistory.record_once
+                if delay is None or "locked" not in str(e):
+                    raise
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def of_job(cls, job_uid: str):
+        """The job's kept moments, the latest RUNS_KEPT failed runs of each container and
+        the last state of each pod that went away."""
+        from odh.training.evidence import RUNS_KEPT, Kept
+
+        rows = list(cls.objects.filter(job_uid=job_uid).order_by("pod", "container", "-run"))
+        kept, counted = [], {}
+        for row in rows:
+            key = (row.pod, row.container)
+            counted[key] = counted.get(key, 0) + 1
+            if row.gone or counted[key] <= RUNS_KEPT:
+                kept.append(Kept(row.pod, row.container, row.run, row.previous, row.snapshot,
+                                 row.log, row.gone))
+        return kept

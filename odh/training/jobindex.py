@@ -242,6 +242,12 @@ class JobIndex:
         with self._lock:
             return self._jobs.get(key)
 
+    def pod(self, uid: str) -> Obj | None:
+        """The indexed pod with this uid, as it is now (before a change is applied)."""
+        with self._lock:
+            owner = self._pod_owner.get(uid)
+            return self._pods.get(owner, {}).get(uid) if owner is not None else None
+
     def job_objects(self) -> dict[JobKey, Obj]:
         """Every indexed job (with apiVersion and kind; read-only), by key."""
         with self._lock:

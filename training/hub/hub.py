@@ -76,6 +76,7 @@ from odh.training.watch import ResilientWatch, WatchedResource
 
 from .. import diagnoses, live
 from .cluster import ClusterNotices, queue_notices  # "cluster / queues changed" notices
+from .evidence import EvidenceKeeper
 from .groups import job_group, ns_group
 from .history import HistoryWriter
 from .languages import ViewerLanguages, localized
@@ -186,12 +187,15 @@ class Hub:
                  prime_grace: float = PRIME_GRACE_SECONDS,
                  refresh_client_factory: Callable[[], ClusterClient] | None = None,
                  history: HistoryWriter | None = None,
-                 sessions: SessionSweeper | None = None) -> None:
+                 sessions: SessionSweeper | None = None,
+                 evidence: EvidenceKeeper | None = None) -> None:
         self.client_factory = client_factory
         self.sessions = sessions  # deletes expired sessions daily (training/hub/sessions.py)
         # after a 401, the watches ask this one for a client with the credentials read again
         self.refresh_client_factory = refresh_client_factory or client_factory
         self.history = history
+        # each failed run of a job's container, kept before the cluster deletes it
+        self.evidence = evidence
         self.publisher = publisher
         # who watches what in which language: each push rendered once per language read,
         # only for groups watched (training/hub/languages.py)
@@ -246,6 +250,8 @@ class Hub:
         self.logs.start()
         if self.history is not None:
             self.history.start()
+        if self.evidence is not None:
+            self.evidence.start()
         if self.sessions is not None:
             self.sessions.start()
         self.cluster.start()
@@ -272,6 +278,8 @@ class Hub:
         self.logs.stop()
         if self.history is not None:
             self.history.stop()
+        if self.evidence is not None:
+            self.evidence.stop()
         if self.sessions is not None:
             self.sessions.stop()
         self.cluster.stop()
@@ -319,7 +327,8 @@ class Hub:
                 "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
                 "dirty": len(self._dirty),  # jobs changed, not yet summarized and sent
                 "logs": self.logs.stats(),
-                "history": self.history.stats() if self.history is not None else None}
+                "history": self.history.stats() if self.history is not None else None,
+                "evidence": self.evidence.stats() if self.evidence is not None else None}
 
     def _served_kinds(self) -> list[JobKind]:
         """The training job kinds the cluster serves, asked until it answers."""
@@ -348,7 +357,7 @@ class Hub:
         job_compact = functools.partial(compact, keep_managed_fields=True)
         watches = [(job_resource(k), self._job_handler(k), None, job_compact)
                    for k in self.kinds]
-        watches += [(PODS, self._handler("pods"), None, compact),
+        watches += [(PODS, self._pod_handler, None, compact),
                     (EVENTS, self._handler("events"), may_concern_training_job, compact),
                     (QUOTAS, self._handler("quotas"), None, compact)]
         for resource, handler, keep, transform in watches:
@@ -401,6 +410,15 @@ class Hub:
             self._mark(self.index.apply("jobs", etype, obj, kind), may_move_status=True)
             self.cluster.changed()
         return handle
+
+    def _pod_handler(self, etype: str, obj: dict) -> None:
+        before = self.index.pod(_uid(obj)) if self.evidence is not None else None
+        keys = self.index.apply("pods", etype, obj)
+        self._mark(keys)
+        self.cluster.changed()
+        if self.evidence is not None and keys:
+            job = self.index.job_object(sorted(keys)[0])
+            self.evidence.saw(before, None if etype == "DELETED" else obj, job)
 
     def _handler(self, what: str) -> Callable[[str, dict], None]:
         def handle(etype: str, obj: dict) -> None:
@@ -706,4 +724,6 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                                                         refresh=True),
                history=HistoryWriter(project_uid=ProjectUids(cluster.service_account_client))
                if record_history else None,
-               sessions=SessionSweeper() if record_history else None)
+               sessions=SessionSweeper() if record_history else None,
+               evidence=EvidenceKeeper(cluster.service_account_client)
+               if record_history else None)

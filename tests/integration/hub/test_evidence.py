@@ -1,0 +1,111 @@
+"""Evidence kept before the cluster deletes it (odh/training/evidence.py, the hub's
+training/hub/evidence.py): a job written from the upstream examples (Launcher
+`restartPolicy: OnFailure`, restarted in place and its pod deleted at the backoff limit,
+the Job itself soon after by `ttlSecondsAfterFinished`) is told the same as the job the
+wizard makes of the same manifest (Launcher `Never`, its failed pods kept), for every
+failure simcluster simulates that fails a job."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from tests.dashboard_support import oauth_token
+from tests.integration.hub.conftest import NS, dashboard_client, start_cluster
+from tests.reference import PI
+from tests.training_jobs import Jobs
+from tests.waiting import wait_until
+
+EXAMPLE = PI
+FAILURES = ["oom", "exit-code", "mpi-connection-refused", "cuda-oom", "command-not-found",
+            "not-executable", "segfault", "evict", "node-lost"]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    cluster = start_cluster(tmp_path_factory, "evidence", speed=50)
+    yield cluster
+    cluster.stop()
+
+
+def _upstream(name: str, failure: str) -> dict:
+    """The upstream example as people apply it, with simcluster's failure annotation."""
+    manifest = yaml.safe_load(EXAMPLE.read_text())
+    manifest["metadata"] = {"name": name, "annotations": {
+        "simcluster.io/failure": failure, "simcluster.io/failure-worker": "1",
+        "simcluster.io/run-seconds": "10", "opendatahub.io/username": "alice"}}
+    return manifest
+
+
+def _wizards(name: str, failure: str) -> dict:
+    """The job the wizard makes of the same manifest (imported, then generated anew)."""
+    from odh.training.importing import parse_manifest_text
+    from odh.training.manifest import build_manifest
+
+    spec = parse_manifest_text(yaml.safe_dump(_upstream(name, failure)))
+    spec.base = None
+    spec.namespace = NS
+    return build_manifest(spec)
+
+
+def _headline(sim, token: str, name: str) -> str:
+    """The job page's diagnosis headline for alice (training/diagnoses.py)."""
+    from django.test import override_settings
+
+    from odh.training.kinds import MPIJOB
+    from odh.training.queries import job_detail
+    from training import cluster, diagnoses
+
+    with override_settings(CLUSTER_KUBECONFIG=str(sim.kubeconfig("dashboard"))):
+        cluster.cluster_config.cache_clear()
+        with cluster.client_for_token(token) as client:
+            detail = job_detail(client, MPIJOB, NS, name)
+        _facts, found = diagnoses.compute(token, detail.job, detail.pods, detail.events,
+                                          detail.summary)
+    assert found is not None, name
+    # the node a Worker ran on may differ between the two jobs
+    return re.sub(r"\bcpu-\d+\b", "<node>", found.headline)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
+    from channels.layers import InMemoryChannelLayer
+
+    from training.hub.evidence import EvidenceKeeper
+    from training.hub.hub import Hub, Publisher
+    from training.models import KeptEvidence
+
+    hub = Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
+              evidence=EvidenceKeeper(lambda: dashboard_client(sim)))
+    hub.start()
+    jobs = Jobs(sim.api_client("alice"), NS)
+    try:
+        assert hub.ready.wait(30)
+        for failure in FAILURES:
+            jobs.create(_upstream(f"up-{failure}", failure))
+            jobs.create(_wizards(f"wz-{failure}", failure))
+
+        def failed(name: str) -> bool:
+            return ("Failed", "True") in [(t, s) for t, s, _r in jobs.conditions(name)]
+
+        def settled() -> bool:
+            # every job failed; the upstream ones' Launcher pods are gone with their Jobs
+            # (ttlSecondsAfterFinished), and the keeper has kept what it saw
+            return all(failed(f"{p}-{f}") for f in FAILURES for p in ("up", "wz")) and \
+                all(not jobs.job_pods(f"up-{f}", "launcher") for f in FAILURES) and \
+                hub.evidence.idle()
+
+        wait_until(settled, 120, message=lambda: f"{hub.evidence.stats()}")
+        token = oauth_token(sim, "alice")
+        told = {f: (_headline(sim, token, f"up-{f}"), _headline(sim, token, f"wz-{f}"))
+                for f in FAILURES}
+        assert {f: up for f, (up, wz) in told.items() if up != wz} == {}, told
+        assert not any(up.startswith("We could not tell") for up, _wz in told.values()), told
+        # what made it possible: the upstream Launcher's failed runs, kept with their logs
+        kept = KeptEvidence.objects.filter(job_name="up-mpi-connection-refused")
+        assert any("Connection refused" in row.log for row in kept)
+    finally:
+        jobs.cleanup()
+        hub.stop()
