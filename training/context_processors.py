@@ -48,11 +48,11 @@ def _project_names(request: HttpRequest) -> list[str]:
     from odh.training import errors
 
     from .cluster import user_client
-    from .projects import projects_for_user
+    from .projects import menu_projects, projects_for_user
 
     try:
         with user_client(request) as client:
-            return [p.name for p in projects_for_user(request, client)]
+            return [p.name for p in menu_projects(projects_for_user(request, client))]
     except errors.ClusterError:
         return []
 

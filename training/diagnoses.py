@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core import signing
 from django.core.cache import cache
+from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils import translation
 
@@ -209,7 +210,11 @@ def kept_for(token: str, summary: JobSummary, pods: list[dict]
 
     if summary.status in (JobStatus.SUCCEEDED, JobStatus.SUSPENDED) or not summary.uid:
         return [], {}
-    kept = KeptEvidence.of_job(summary.uid)
+    try:
+        kept = KeptEvidence.of_job(summary.uid)
+    except DatabaseError as e:  # the diagnosis goes on with what the cluster has
+        log.warning("kept evidence of %s/%s not read: %s", summary.namespace, summary.name, e)
+        return [], {}
     if not kept or not ghosts(pods, kept):
         return [], {}
     try:

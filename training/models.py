@@ -307,6 +307,18 @@ class KeptEvidence(models.Model):
         raise AssertionError("unreachable")
 
     @classmethod
+    def kept(cls, job_uid: str, pod: str, container: str, run: int) -> bool:
+        for delay in (*_LOCKED_RETRIES, None):
+            try:
+                return cls.objects.filter(job_uid=job_uid, pod=pod, container=container,
+                                          run=run).exists()
+            except OperationalError as e:  # SQLite's "locked": as keep_once
+                if delay is None or "locked" not in str(e):
+                    raise
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    @classmethod
     def of_job(cls, job_uid: str):
         """The job's kept moments, the latest RUNS_KEPT failed runs of each container and
         the last state of each pod that went away."""

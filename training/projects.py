@@ -50,6 +50,22 @@ def projects_for_user(request: HttpRequest, client: ClusterClient) -> list[Proje
     return projects
 
 
+_SYSTEM_NAMES = ("default", "openshift")
+_SYSTEM_PREFIXES = ("kube-", "openshift-")
+
+
+def is_system_project(name: str) -> bool:
+    """The cluster's own namespaces (default, kube-*, openshift-*), which the OpenShift
+    console's project menu leaves out too: nobody trains there."""
+    return name in _SYSTEM_NAMES or name.startswith(_SYSTEM_PREFIXES)
+
+
+def menu_projects(projects: list[Project], keep: str = "") -> list[Project]:
+    """The projects a menu offers: the person's, without the cluster's own (an
+    administrator sees every namespace), but the one chosen now."""
+    return [p for p in projects if not is_system_project(p.name) or p.name == keep]
+
+
 def project_uid(request: HttpRequest, client: ClusterClient, name: str) -> str | None:
     """The uid of one of this person's projects (None: not one of theirs). Records the
     dashboard keeps per project (history, shared templates) carry it, so the members of a

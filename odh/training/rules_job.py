@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from odh.training.findings import WARNING, FieldError, ValidationContext
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.images import ImageError, parse_image
 from odh.training.names import DNS1035_LABEL, MAX_WORKERS, max_job_name_length
 from odh.training.quantity import QuantityError, format_cpu, parse_quantity
@@ -165,15 +165,30 @@ def check_command(spec: MPIJobSpec, context: ValidationContext) -> Findings:
     slots = spec.effective_slots
     total = spec.workers * slots
     if processes != total and spec.workers >= 1 and slots >= 1:
+        # said where Workers are chosen (the Resources step), not before: both ways to agree
         values = {"np": processes, "workers": spec.workers, "slots": slots, "total": total}
+        if processes % slots == 0 and processes // slots <= MAX_WORKERS:
+            values["other"] = ngettext("choose %(count)d worker", "choose %(count)d workers",
+                                       processes // slots) % {"count": processes // slots}
+        elif processes % spec.workers == 0:
+            values["other"] = ngettext(
+                "choose %(count)d slot per worker", "choose %(count)d slots per worker",
+                processes // spec.workers) % {"count": processes // spec.workers}
         if launcher == "horovodrun":
             message = _("The command starts %(np)d MPI ranks (-np %(np)d) but %(workers)d "
-                        "workers x %(slots)d slots give %(total)d: change -np to %(total)d.")
+                        "workers x %(slots)d slots give %(total)d: change -np to %(total)d, "
+                        "or %(other)s.") if "other" in values else \
+                _("The command starts %(np)d MPI ranks (-np %(np)d) but %(workers)d "
+                  "workers x %(slots)d slots give %(total)d: change -np to %(total)d.")
         else:
             message = _("The command starts %(np)d MPI ranks (-np %(np)d) but %(workers)d "
-                        "workers x %(slots)d slots give %(total)d: change -np to %(total)d, or "
-                        "leave it out so mpirun starts one rank per slot.")
-        yield FieldError("command", message % values, WARNING)
+                        "workers x %(slots)d slots give %(total)d: change -np to %(total)d "
+                        "(or leave it out, so mpirun starts one rank per slot), or "
+                        "%(other)s.") if "other" in values else \
+                _("The command starts %(np)d MPI ranks (-np %(np)d) but %(workers)d "
+                  "workers x %(slots)d slots give %(total)d: change -np to %(total)d, or "
+                  "leave it out so mpirun starts one rank per slot.")
+        yield FieldError("workers", message % values, WARNING)
 
 
 def check_workers(spec: MPIJobSpec, context: ValidationContext) -> Findings:

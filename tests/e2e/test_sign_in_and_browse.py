@@ -63,3 +63,20 @@ def test_alice_reads_the_log_of_one_worker(page, live_dashboard):
     expect(log).not_to_contain_text("Horovod rank")
     expect(page.get_by_role("link", name="Download the whole log")).to_have_attribute(
         "href", re.compile(r"/logs/bert-large-pretrain-worker-3/download/$"))
+
+
+def test_the_window_title_follows_the_tab_and_the_wizards_step(page, live_dashboard):
+    sign_in(page, live_dashboard, "alice", "/jobs/team-nlp/mpijob/gpt2-finetune/")
+    expect(page).to_have_title(re.compile(r"^Overview · gpt2-finetune · "))
+    page.get_by_role("link", name="Events", exact=True).click()
+    expect(page).to_have_title(re.compile(r"^Events · gpt2-finetune · "))
+    page.goto(live_dashboard + "/jobs/new/")
+    page.get_by_role("button", name="Create an MPIJob").click()
+    expect(page.get_by_role("heading", name="Configuration")).to_be_visible()
+    expect(page).to_have_title(re.compile(r"^Configuration · Create a training job · "))
+    page.get_by_label("Job name").fill("title-check")
+    page.get_by_label("Training image").fill("quay.io/opendatahub/horovod:0.28.1-pytorch2.1")
+    page.get_by_label("Command").fill("horovodrun -np 1 python /workspace/train.py")
+    page.get_by_role("button", name="Next").click()
+    expect(page.get_by_role("heading", name="Resources")).to_be_visible()
+    expect(page).to_have_title(re.compile(r"^Resources · Create a training job · "))

@@ -33,7 +33,15 @@ def installed(tmp_path_factory) -> Path:
     return venv
 
 
-def test_it_pulls_only_what_the_sdk_needs(installed):
+# One test: the install is the cost (20-30 s); split in several, the test workers would
+# each make it (their module fixtures are their own).
+def test_it_installs_alone_imports_without_django_and_lists_jobs(installed, simcluster):
+    _it_pulls_only_what_the_sdk_needs(installed)
+    _the_sdk_imports_without_django(installed)
+    _the_installed_odh_command_lists_jobs_on_simcluster(installed, simcluster)
+
+
+def _it_pulls_only_what_the_sdk_needs(installed):
     listed = subprocess.run([str(installed / "bin" / "pip"), "list", "--format=freeze",
                              "--disable-pip-version-check"],
                             capture_output=True, text=True, check=True, timeout=120)
@@ -42,7 +50,7 @@ def test_it_pulls_only_what_the_sdk_needs(installed):
     assert not names & set(DASHBOARD_ONLY), sorted(names & set(DASHBOARD_ONLY))
 
 
-def test_the_sdk_imports_without_django(installed):
+def _the_sdk_imports_without_django(installed):
     script = ("import sys\n"
               "from odh.training import MPIJob, AsyncMPIJob, ResourceSpec, JobStatus, "
               "JobFailedError, ValidationError\n"
@@ -55,7 +63,7 @@ def test_the_sdk_imports_without_django(installed):
     assert done.stdout == "no django\n"
 
 
-def test_the_installed_odh_command_lists_jobs_on_simcluster(installed, simcluster):
+def _the_installed_odh_command_lists_jobs_on_simcluster(installed, simcluster):
     env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
            "KUBECONFIG": str(simcluster.kubeconfig("alice"))}
     done = subprocess.run([str(installed / "bin" / "odh"), "training", "list", "mpijob"],

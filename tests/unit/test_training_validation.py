@@ -168,16 +168,22 @@ def test_the_command_is_required(command):
         'Enter the command the Launcher runs, for example "horovodrun -np 2 python train.py".')
 
 
-def test_an_np_that_does_not_match_workers_and_slots_is_a_warning():
+def test_an_np_that_does_not_match_workers_and_slots_is_a_warning_on_the_workers():
+    """Said where Workers are chosen (not on the command's step, before they are), with
+    both ways to make them agree."""
     found = validate_spec(good(command=["mpirun", "-np", "4", "python", "train.py"]))
-    assert found == [FieldError("command", (
+    assert found == [FieldError("workers", (
         "The command starts 4 MPI ranks (-np 4) but 4 workers x 2 slots give 8: change -np to "
-        "8, or leave it out so mpirun starts one rank per slot."), "warning")]
+        "8 (or leave it out, so mpirun starts one rank per slot), or choose 2 workers."),
+        "warning")]
+    found = validate_spec(good(command=["mpirun", "-np", "12", "python", "train.py"],
+                               slots_per_worker=8))
+    assert found[0].message.endswith("or choose 3 slots per worker.")
 
 
 def test_horovodrun_needs_its_np_so_the_advice_is_to_change_it():
-    message = only(good(command=["horovodrun", "-np", "2", "python", "t.py"]), "command")
-    assert message.endswith("change -np to 8.")
+    message = only(good(command=["horovodrun", "-np", "2", "python", "t.py"]), "workers")
+    assert message.endswith("change -np to 8, or choose 1 worker.")
 
 
 @pytest.mark.parametrize("command", [

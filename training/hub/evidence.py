@@ -42,8 +42,7 @@ def keep_with_orm(**row: Any) -> bool:
 def kept_with_orm(job_uid: str, pod: str, container: str, run: int) -> bool:
     from training.models import KeptEvidence
 
-    return KeptEvidence.objects.filter(job_uid=job_uid, pod=pod, container=container,
-                                       run=run).exists()
+    return KeptEvidence.kept(job_uid, pod, container, run)
 
 
 class EvidenceKeeper:

@@ -38,6 +38,7 @@ from ..projects import (
     job_missing,
     kind_or_404,
     list_jobs_for_user,
+    menu_projects,
     projects_for_user,
     served_kinds,
 )
@@ -129,7 +130,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "kinds": kinds,
         "statuses": list(JobStatus),
-        "projects": projects,
+        "projects": menu_projects(projects, keep=selected),
         "selected_project": selected,
         "total": len(result.summaries),
         "forbidden_namespaces": result.forbidden_namespaces,

@@ -126,7 +126,9 @@ def test_it_answers_htmx_with_the_tab_only(alice):
     r = alice.get(GPT2, {"tab": "events"}, HTTP_HX_REQUEST="true")
     assert r.status_code == 200
     body = r.content.decode()
-    assert body.lstrip().startswith('<div id="tab-content"')
+    # the tab, after its window title (which htmx takes from the response's root)
+    assert re.match(r'\s*<title>Events · gpt2-finetune · [^<]+</title>\s*<div id="tab-content"',
+                    body)
     assert "<html" not in body and "dash-detail-header" not in body
     assert "BackoffLimitExceeded" in body
     assert_valid(body, page=False)
@@ -298,3 +300,11 @@ def test_it_never_lets_an_address_steer_the_api_request_elsewhere(alice):
                 "/jobs/team-nlp/mpijob/%2E%2E/export/?format=json"):
         assert alice.get(url).status_code == 404, url
     assert alice.post("/jobs/team-nlp/mpijob/%2E%2E/delete/").status_code == 404
+
+
+def test_the_window_title_names_the_tab(alice):
+    page = alice.get(GPT2, {"tab": "events"}).content.decode()
+    assert re.search(r"<title>Events · gpt2-finetune · [^<]+</title>", page)
+    # a tab fetched alone (htmx) brings its title along
+    tab = alice.get(GPT2, {"tab": "logs"}, HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r"<title>Logs · gpt2-finetune · [^<]+</title>", tab)

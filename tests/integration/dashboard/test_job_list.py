@@ -230,3 +230,16 @@ def test_list_pods_is_asked_too(charlie, demo_cluster):
         cleanup()
     assert r.status_code == 200
     assert "bert-large-pretrain" not in r.content.decode()
+
+
+def test_the_cluster_s_own_namespaces_are_not_offered_as_projects(admin):
+    """An administrator sees every namespace; the menus offer the projects people train
+    in, as the OpenShift console's does (kube-*, openshift-*, default left out)."""
+    body = admin.get(reverse("training-job-list")).content.decode()
+    menu = re.search(r'<select id="filter-project".*?</select>', body, re.S).group(0)
+    assert 'value="team-nlp"' in menu
+    for system in ("default", "kube-system", "kube-public", "openshift-monitoring"):
+        assert f'value="{system}"' not in menu
+    # one chosen all the same is kept in the menu
+    chosen = admin.get(reverse("training-job-list"), {"project": "default"}).content.decode()
+    assert 'value="default" selected' in chosen

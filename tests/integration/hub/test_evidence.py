@@ -98,6 +98,7 @@ def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
                 hub.evidence.idle()
 
         wait_until(settled, 120, message=lambda: f"{hub.evidence.stats()}")
+        hub.stop()  # what it kept is in the database; nothing writes while we read
         token = oauth_token(sim, "alice")
         told = {f: (_headline(sim, token, f"up-{f}"), _headline(sim, token, f"wz-{f}"))
                 for f in FAILURES}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -17,27 +18,40 @@ from ...projects import projects_for_user
 from .base import get_draft_for_user, step_url
 
 
-def _merge_posted(request: HttpRequest, draft: WizardDraft) -> None:
+def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> dict:
+    """Write the posted step's fields into the draft, and return the draft's data with all
+    of them; `only`: write just that field (a field's own check: an older request about
+    another field, answered after a later "Next", must not write back the values that form
+    had then), though the check reads the whole form."""
     step = request.POST.get("step", "")
-    if step in drafts.STEP_FIELDS:
-        draft.data = drafts.merge_post(draft.data, request.POST, step)
-        draft.save()
+    if step not in drafts.STEP_FIELDS:
+        return draft.data
+    merged = drafts.merge_post(draft.data, request.POST, step)
+    draft.data = {**draft.data, only: merged.get(only, "")} \
+        if only in drafts.STEP_FIELDS[step] else merged
+    draft.save()
+    return merged
 
 
 @require_POST
 def job_new_validate(request: HttpRequest, key) -> HttpResponse:
     """The message fragment of the field that changed, judged with the rest of the draft."""
     draft = get_draft_for_user(request, key)
-    _merge_posted(request, draft)
     name = request.htmx.trigger_name or request.POST.get("field", "")
+    data = _merge_posted(request, draft, only=name)
     with user_client(request) as client:
         projects = projects_for_user(request, client)
-        _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
-                                                           projects)
+        _facts, _spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
     entry = found.get(name, {"errors": [], "warnings": []})
-    return render(request, "training/wizard/parts.html#field-message-body", {
+    response = render(request, "training/wizard/parts.html#field-message-body", {
         "message_id": f"id_{name}-message", "errors": entry["errors"],
         "warnings": entry["warnings"]})
+    step = request.POST.get("step", "")
+    if step in drafts.STEP_FIELDS and not checks.errors_in(found, step):
+        # the step's "Some fields need your attention" goes when its errors have gone
+        response.content += render_to_string("training/wizard/step_errors.html",
+                                             {"oob": True}, request).encode()
+    return response
 
 
 @require_http_methods(["GET", "POST"])

@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django_htmx.http import push_url
 
@@ -38,6 +40,10 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                      "step_titles": [(s, step_title(s)) for s in STEPS]}
     if step == "type":
         context.update(_type_context(request, projects))
+        # said at once, not at Create: where the person may create MPIJobs
+        context["creatable_projects"] = permissions.may_create_in(
+            request, client, [p.name for p in projects]) if projects else []
+        context["project_names"] = ", ".join(p.name for p in projects)
     else:
         assert draft is not None
         data = draft.data
@@ -82,6 +88,11 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     if request.htmx.target == "wizard":
         template += "#wizard"  # a boosted step change: only the wizard is swapped
     response = render(request, template, context, status=status)
+    if request.htmx.target == "wizard":
+        # the window's title names the step: htmx takes a title at the response's root
+        title = format_html("<title>{} · {} · {}</title>", step_title(step),
+                            _("Create a training job"), settings.SITE_NAME)
+        response.content = title.encode() + response.content
     if request.htmx and draft is not None and request.method == "GET":
         push_url(response, request.get_full_path())
     return response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from django.urls import reverse
@@ -146,6 +147,21 @@ def test_the_validate_endpoint_answers_with_the_fields_message(alice):
     assert r.content.decode().strip() == ""
 
 
+def test_the_steps_error_banner_goes_when_its_errors_have_gone(alice):
+    key = start(alice)
+    fields = {"namespace": "team-nlp", "name": "bert-large-pretrain", "image": "quay.io/x/y:1",
+              "command": "python train.py"}
+    r = post_step(alice, key, "configuration", **fields)
+    assert "Some fields need your attention" in r.content.decode()
+    url = reverse("training-job-new-validate", args=[key])
+    fixed = alice.post(url, {"step": "configuration", **fields, "name": unique()},
+                       HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="name").content.decode()
+    assert '<div id="wizard-step-errors" hx-swap-oob="true"></div>' in fixed
+    still = alice.post(url, {"step": "configuration", **fields, "image": ""},
+                       HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="name").content.decode()
+    assert "wizard-step-errors" not in still  # errors are left: the banner stays
+
+
 def test_a_project_the_person_cannot_see_is_refused_in_place(alice):
     key = start(alice)
     r = post_step(alice, key, "configuration", namespace="research", name=unique(),
@@ -221,7 +237,9 @@ def test_htmx_step_changes_answer_with_the_wizard_only(alice, step):
     r = alice.get(step_url(key, step), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="wizard",
                   HTTP_HX_BOOSTED="true")
     body = r.content.decode()
-    assert body.lstrip().startswith('<div id="wizard"')
+    # the wizard, after the window's title naming the step (htmx takes it from the root)
+    assert re.match(r'<title>[^<]+ · Create a training job · [^<]+</title>\s*<div id="wizard"',
+                    body)
     assert r["HX-Push-Url"] == step_url(key, step)
 
 
@@ -257,3 +275,14 @@ def test_the_whole_flow_without_javascript_reaches_the_review(alice):
     assert "kind: MPIJob" in body
     assert "Copy YAML" in body and "Copy Python code" in body
     assert "Create job" in body and "Save as template" in body
+
+
+def test_someone_who_may_create_nowhere_is_told_at_the_first_step(bob):
+    """bob may view research only: the first step says so, and offers no way in that
+    would end at Create with a refusal."""
+    body = bob.get(NEW).content.decode()
+    assert_valid(body)
+    assert ("You may look at the jobs of research but not create any there: creating a job "
+            "needs the edit role in a project.") in html.unescape(body)
+    assert '<button type="submit" name="start" value="mpijob" class="pf-v6-c-button ' \
+           'pf-m-primary" disabled>' in body
