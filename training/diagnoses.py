@@ -501,7 +501,8 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         elif s.action == Action.TOPOLOGY:
             item["url"] = f"{detail}?tab=topology"
         elif s.action == Action.METRICS:
-            item["url"] = f"{detail}?tab=metrics"
+            item["url"] = f"{detail}?tab=metrics" + (f"#chart-{s.target}-title" if s.target
+                                                      else "")
         elif s.action == Action.GUIDE:
             item["url"] = reverse("training-help-page", args=[s.guide])
         elif s.action == Action.COMPARE:

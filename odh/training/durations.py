@@ -26,6 +26,20 @@ def format_duration(seconds: float) -> str:
     return " ".join(f"{amount}{unit}" for amount, unit in units)
 
 
+def rough_duration(seconds: float) -> str:
+    """An estimate's duration, no more precise than it is: "4h 40m" (to 5 minutes from an
+    hour on), "25m" (to the minute), "1d 4h" from a day on; "1m" at least."""
+    total = max(60, int(seconds) if seconds > 0 else 0)
+    if total >= 86400:
+        hours = round(total / 3600)
+        return f"{hours // 24}d {hours % 24}h"
+    if total >= 3600:
+        minutes = round(total / 300) * 5
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    return f"{round(total / 60)}m"
+
+
 def parse_timestamp(value: str | datetime | None) -> datetime | None:
     """An aware UTC datetime from an RFC 3339 string; None when absent or unreadable."""
     if isinstance(value, datetime):

@@ -27,7 +27,7 @@ from typing import Any
 
 from odh.training import errors
 from odh.training.allocation import pod_requests
-from odh.training.durations import format_duration
+from odh.training.durations import rough_duration
 from odh.training.i18n import _
 from odh.training.kinds import QUEUE_LABEL, JobKind
 from odh.training.paths import as_dict, as_list, get_path
@@ -184,8 +184,8 @@ class QueueStanding:
                 "priority": by.priority, "priorityClass": by.priority_class, "name": by.name}}
 
     def expected_text(self) -> str:
-        """"Expected start: in about 25m 0s" or "Expected start: unknown: ..."; "" when
-        not estimated."""
+        """"Expected start: in about 25m" or "Expected start: unknown: ..."; "" when not
+        estimated. An estimate is said no more precisely than it is ("about 4h 40m")."""
         if self.expected is None:
             return ""
         if self.expected.seconds is None:
@@ -193,17 +193,30 @@ class QueueStanding:
         if self.expected.seconds <= 0:
             return _("Expected start: as soon as Kueue admits it (it fits now)")
         return _("Expected start: in about %(duration)s") % {
-            "duration": format_duration(self.expected.seconds)}
+            "duration": rough_duration(self.expected.seconds)}
 
-    def ahead_text(self) -> str:
-        """"Ahead of it: bert-ft, gpt2-sft and 2 jobs in other projects"."""
-        names = [a.name for a in self.ahead]
-        if not names and not self.ahead_hidden:
+    def expected_value(self) -> str:
+        """What the Queue card's "Expected start" line says: "in about 4h 40m"."""
+        if self.expected is None:
             return ""
+        if self.expected.seconds is None:
+            return "; ".join(self.expected.assumptions)
+        if self.expected.seconds <= 0:
+            return _("as soon as Kueue admits it (it fits now)")
+        return _("in about %(duration)s") % {"duration": rough_duration(self.expected.seconds)}
+
+    def ahead_names(self) -> str:
+        """"bert-ft, gpt2-sft, 2 in projects you cannot see" ("" when none is ahead)."""
+        names = [a.name for a in self.ahead]
         if self.ahead_hidden:
             names.append(_("%(count)d in projects you cannot see") % {
                 "count": self.ahead_hidden})
-        return _("Ahead of it: %(jobs)s") % {"jobs": ", ".join(names)}
+        return ", ".join(names)
+
+    def ahead_text(self) -> str:
+        """"Ahead of it: bert-ft, gpt2-sft and 2 jobs in other projects"."""
+        names = self.ahead_names()
+        return _("Ahead of it: %(jobs)s") % {"jobs": names} if names else ""
 
 
 def _condition(obj: Obj, type_: str) -> Obj:

@@ -77,8 +77,8 @@ def test_a_queued_job_moves_up_and_runs_while_alice_and_the_admin_watch(
     expect(alice.get_by_text("position 2 of 2 (ClusterQueue team-cv-a100)").first).to_be_visible()
     standing = alice.locator("#job-queue-standing")
     expect(standing).to_contain_text("position 2 of 2 in this queue", timeout=20_000)
-    expect(alice.locator("#job-queue-expected")).to_contain_text("Expected start:")
-    expect(alice.locator("#job-queue-ahead")).to_have_text("Ahead of it: segformer-sweep")
+    expect(alice.locator("#job-queue-expected")).not_to_be_empty()
+    expect(alice.locator("#job-queue-ahead")).to_have_text("segformer-sweep")
     screenshot("queue-job-page")
 
     admin = browser.new_context().new_page()

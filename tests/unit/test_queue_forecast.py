@@ -53,7 +53,7 @@ def test_a_job_that_does_not_fit_is_queued_behind_those_of_its_priority_or_highe
     assert not forecast.at_once
     assert forecast.sentence() == ("Queued in gpu-queue: position 3 of 4 (ClusterQueue "
                                    "gpu-a100), needs 16 GPUs, 8 free now")
-    assert forecast.expected_text() == "Expected start: in about 10m 0s"
+    assert forecast.expected_text() == "Expected start: in about 10m"
     assert estimates == [["urgent", "older"]]
 
 

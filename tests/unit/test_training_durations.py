@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from odh.training.durations import age, format_duration, parse_timestamp
+from odh.training.durations import age, format_duration, parse_timestamp, rough_duration
 
 
 @pytest.mark.parametrize(("seconds", "text"), [
@@ -49,3 +49,10 @@ def test_age():
     assert age(datetime(2024, 4, 28, 8, 3, tzinfo=UTC), now) == "3d 4h 12m"
     assert age(None, now) == ""
     assert age("2024-05-01T13:00:00Z", now) == "0s"  # clock skew: not negative
+
+
+@pytest.mark.parametrize(("seconds", "said"), [
+    (12, "1m"), (600, "10m"), (1499, "25m"), (3600, "1h"), (16692, "4h 40m"),
+    (16 * 3600 + 58 * 60, "17h"), (100_000, "1d 4h")])
+def test_an_estimate_is_said_no_more_precisely_than_it_is(seconds, said):
+    assert rough_duration(seconds) == said

@@ -102,7 +102,10 @@ def oom_killed(facts: Facts) -> Diagnosis | None:
                                "much less activation memory.")),
               suggest.advice(_("Train in mixed precision (bf16 or fp16): tensors take half "
                                "the memory."))]
-    found += suggest.similar(facts) + suggest.logs(first) + [suggest.guide("oom-killed")]
+    found += suggest.similar(facts) + suggest.logs(first)
+    found.append(suggest.metrics("memory", _("See %(pod)s's memory over the run on the "
+                                             "Metrics tab") % {"pod": first.label}))
+    found.append(suggest.guide("oom-killed"))
     return Diagnosis(
         "oom-killed", Severity.ERROR, Culprit.CONFIGURATION,
         _("%(pod)s ran out of memory and was killed (exit code 137)")

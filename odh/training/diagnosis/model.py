@@ -97,7 +97,7 @@ class Suggestion:
     previous: bool = False  # LOGS: its crashed run (the container before its restart)
     guide: str = ""     # GUIDE: the page's slug
     command: str = ""   # ADVICE: a command to run, shown as code
-    target: str = ""    # COMPARE: "<namespace>/<kind>/<name>" or "history:<uid>"
+    target: str = ""    # COMPARE: "<namespace>/<kind>/<name>" or "history:<uid>"; METRICS: a chart
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": str(self.action), "text": self.text}

@@ -30,8 +30,9 @@ def topology() -> Suggestion:
     return Suggestion(Action.TOPOLOGY, _("See which pods are where in Topology"))
 
 
-def metrics() -> Suggestion:
-    return Suggestion(Action.METRICS, _("See the GPU and memory charts"))
+def metrics(chart: str = "", text: str = "") -> Suggestion:
+    """The Metrics tab; `chart`: the one to go to ("memory", "gpu_util", ...)."""
+    return Suggestion(Action.METRICS, text or _("See the GPU and memory charts"), target=chart)
 
 
 def guide(slug: str) -> Suggestion:

@@ -56,6 +56,9 @@ def test_the_oom_job_leads_with_the_worker_not_the_backoff_limit(alice):
     # the operator's generic reason is evidence, not the headline
     assert "BackoffLimitExceeded" in card and "consequence" in card
     assert "Clone with this fix" in card
+    # and a way to the memory chart itself
+    assert re.search(r'<a href="[^"]*\?tab=metrics#chart-memory-title">See Worker 2&#x27;s memory '
+                     r"over the run on the Metrics tab</a>", body)
 
 
 def test_the_oom_fix_opens_the_wizard_with_more_memory_applied_and_marked(alice):

@@ -102,7 +102,7 @@ def test_a_queued_job_is_given_an_expected_start_from_the_running_jobs_ends(
 
     standing = _standing(cluster, "admin", api, first, ends_in=ends)
     assert standing.expected.seconds == 600.0  # the holder's 8 GPUs, freed then, make 16
-    assert standing.expected_text() == "Expected start: in about 10m 0s"
+    assert standing.expected_text() == "Expected start: in about 10m"
     # the second waits for the first, which will hold all 16 for as long as it runs
     later = _standing(cluster, "admin", api, second, ends_in=ends)
     assert later.expected.seconds is None
