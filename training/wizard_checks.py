@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from odh.training import errors
 from odh.training.client import ClusterClient, Project
-from odh.training.fit import FitReport, check_fit
+from odh.training.fit import FitReport, Fix, check_fit
 from odh.training.preflight import ProjectFacts, read_project_facts
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.quota import compute_name, resource_title
@@ -26,7 +26,7 @@ from odh.training.validation import validate_spec
 
 from . import drafts
 from .cluster import client_for_token, cluster_config
-from .wizard_queue import with_priorities
+from .wizard_queue import DEFAULT_QUEUE, with_priorities
 
 log = logging.getLogger("training.wizard")
 
@@ -164,9 +164,17 @@ def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | N
                                 or n in ("launcher_cpu", "launcher_memory")):
         return None
     try:
-        return check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace)
+        fit = check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace)
     except (QuantityError, ValueError, ArithmeticError):
         return None
+    queues = sorted(facts.local_queues or [])
+    if not fit.fits and not fit.never_fits and queues and not spec.queue_name:
+        # it waits for room: without a queue its Workers start one by one and hold GPUs
+        # while the rest wait; the project's queue starts the whole job at once
+        queue = DEFAULT_QUEUE if DEFAULT_QUEUE in queues else queues[0]
+        fit.fixes.insert(0, Fix(_("Queue it in %(queue)s: Kueue starts the whole job at "
+                                  "once") % {"queue": queue}, {"queue_name": queue}))
+    return fit
 
 
 def fit_context(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> dict:

@@ -31,6 +31,7 @@ __all__ = ["FitReport", "Fix", "QuotaLine", "Totals", "check_fit", "keep_process
            "totals_for"]
 
 GI = Decimal(2**30)
+COUNT_QUOTA = "count/mpijobs.kubeflow.org"  # counts the MPIJob objects, finished ones too
 MI = Decimal(2**20)
 _MAX_TRIES = 64
 
@@ -67,9 +68,15 @@ def _worker_ready(spec: MPIJobSpec) -> bool:
 
 
 def _assess(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
-            sizes: list[NodeSize], namespace: str) -> tuple[FitReport, list[LimitViolation]]:
+            sizes: list[NodeSize], namespace: str,
+            ever: bool = False) -> tuple[FitReport, list[LimitViolation]]:
+    """The verdict; `ever`: whether the job could start at all (within the quotas' hard
+    limits, on an empty node), not whether it fits now."""
     totals = totals_for(spec)
     lines = quota_lines(spec, totals, quotas)
+    if ever:
+        for line in lines:
+            line.fits = line.hard < 0 or line.requested <= line.hard
     problems: list[str] = []
     for line in lines:
         if not line.fits:
@@ -99,9 +106,15 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
     report, violations = _assess(spec, quotas, limit_ranges, sizes, namespace)
     if report.fits:
         return report
+    report.never_fits = bool(report.node_problem or violations or any(
+        line.hard >= 0 and line.requested > line.hard for line in report.lines))
 
+    # A job that can never start is offered the changes that let it start (within the
+    # quotas' hard limits, the nodes and the LimitRange), the job's total kept where it
+    # can be; one that only has to wait, the changes that start it now.
     def fits(changes: dict[str, Any]) -> bool:
-        return _assess(_applied(spec, changes), quotas, limit_ranges, sizes, namespace)[0].fits
+        return _assess(_applied(spec, changes), quotas, limit_ranges, sizes, namespace,
+                       ever=report.never_fits)[0].fits
 
     offered: list[Fix] = []
     for alternatives in _candidates(spec, report, violations, sizes):
@@ -112,14 +125,25 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
                 offered.append(fix)
                 break
     report.fixes = offered
-    report.never_fits = bool(report.node_problem or violations or any(
-        line.hard >= 0 and line.requested > line.hard for line in report.lines))
     if report.node_problem:
         report.waiting_note = _("You can still create the job, but it will stay Pending until "
                                 "a node large enough for it joins the cluster.")
     elif violations:
         report.waiting_note = _("You can still create the job, but the project's LimitRange "
                                 "will refuse its pods until the amounts are within its bounds.")
+    elif any(line.resource == COUNT_QUOTA and not line.fits for line in report.lines):
+        # the API server refuses the MPIJob itself: nothing would wait
+        report.waiting_note = _("The cluster refuses to create it while the quota is full: "
+                                "delete finished jobs you no longer need first.")
+    elif report.never_fits:
+        report.waiting_note = _("You can still create the job, but the quota will refuse its "
+                                "pods for as long as it asks for more than the quota holds in "
+                                "all.")
+    elif report.totals.workers > 1 and report.totals.gpus_per_worker:
+        # no gang admission: a Worker that fits starts, and holds its GPUs idle
+        report.waiting_note = _("You can still create the job, but it will wait, Pending, and "
+                                "its Workers start one by one as the quota makes room: those "
+                                "started hold their GPUs, idle, while the rest wait.")
     else:
         report.waiting_note = _("You can still create the job: it will wait, Pending, until "
                                 "the quota has room (when other jobs finish or the quota is "
@@ -175,11 +199,21 @@ def _candidates(spec: MPIJobSpec, report: FitReport, violations: list[LimitViola
     if not _worker_ready(spec):
         return
     failing = [line for line in report.lines if not line.fits]
+    if report.never_fits:
+        # the same compute in another shape first (Workers x GPUs), then as much of it as
+        # the quota holds in all, then what the LimitRange or the quota alone would take
+        if report.node_problem:
+            yield from _node_fixes(spec, report.totals, sizes)
+        over = [line for line in failing if line.hard >= 0 and line.requested > line.hard]
+        if over:
+            yield from _hard_quota_fixes(spec, report.totals, over, sizes)
+        yield from _limit_fixes(spec, violations)
+        if failing:
+            yield from _quota_fixes(spec, report.totals, failing)
+        return
     if failing:
         yield from _quota_fixes(spec, report.totals, failing)
     yield from _limit_fixes(spec, violations)
-    if report.node_problem:
-        yield from _node_fixes(spec, report.totals, sizes)
 
 
 def _quota_fixes(spec: MPIJobSpec, totals: Totals, failing: list[QuotaLine]
@@ -198,6 +232,36 @@ def _quota_fixes(spec: MPIJobSpec, totals: Totals, failing: list[QuotaLine]
             each = _round_memory((room - totals.launcher_memory) / totals.workers, ROUND_FLOOR)
             if each and each < totals.memory_per_worker:
                 yield [_fix(spec, _REDUCE, "memory_per_worker", format_memory(each))]
+
+
+def _hard_quota_fixes(spec: MPIJobSpec, totals: Totals, over: list[QuotaLine],
+                      sizes: list[NodeSize]) -> Iterator[list[Fix]]:
+    """Workers x GPUs reshaped to as many GPUs as the quota holds in all (16 of 16, not 1):
+    the Workers kept and fewer GPUs each, or the GPUs each kept (up to a node) and fewer
+    Workers, whichever keeps more."""
+    gpu_lines = [line for line in over if compute_name(line.resource) == "nvidia.com/gpu"]
+    if not gpu_lines or not totals.gpus_per_worker:
+        return
+    room = int(min(line.hard for line in gpu_lines))
+    most = max((n.gpus for n in sizes), default=Decimal(totals.gpus_per_worker))
+    shapes = []
+    for each in range(min(int(most), room), 0, -1):
+        workers = min(room // each, MAX_WORKERS)
+        if workers >= 1:
+            changed = (workers != totals.workers) + (each != totals.gpus_per_worker)
+            shapes.append((-workers * each, changed, abs(each - totals.gpus_per_worker),
+                           workers, each))
+    # each of the best shapes on its own: "Reduce workers to 2" and "Reduce GPUs per worker
+    # to 4" both keep 16 of 32 GPUs, and the person chooses
+    for _total, _changed, _distance, workers, each in sorted(shapes)[:2]:
+        if workers == totals.workers:
+            yield [_fix(spec, _REDUCE, "gpus_per_worker", each)]
+        elif each == totals.gpus_per_worker:
+            yield [_fix(spec, _REDUCE, "workers", workers)]
+        else:
+            yield [Fix(_("Use %(each)s per worker and %(workers)s") % {
+                "each": gpus(each), "workers": workers_text(workers)},
+                keep_processes_in_step(spec, {"workers": workers, "gpus_per_worker": each}))]
 
 
 def _limit_fixes(spec: MPIJobSpec, violations: list[LimitViolation]) -> Iterator[list[Fix]]:
@@ -257,20 +321,32 @@ def _split_fixes(spec: MPIJobSpec, totals: Totals, nodes: list[NodeSize]) -> Ite
     if totals.gpus_per_worker:
         lead, amount = "gpus_per_worker", Decimal(totals.gpus_per_worker)
         top = min(max(n.gpus for n in nodes), amount - 1)
-        steps = [Decimal(g) for g in range(int(top), 0, -1)]
+
+        def share(total: Decimal, workers: int) -> Decimal:
+            return Decimal(math.ceil(total / workers))
     elif totals.cpu_per_worker and totals.cpu_per_worker > max(n.cpu for n in nodes):
         lead, amount = "cpu_per_worker", totals.cpu_per_worker
         top = _round_cpu(max(n.cpu for n in nodes), ROUND_FLOOR)
-        steps = [top - i for i in range(int(top)) if top - i >= 1]
+
+        def share(total: Decimal, workers: int) -> Decimal:
+            return _round_cpu(total / workers, ROUND_CEILING)
     elif totals.memory_per_worker:
         lead, amount = "memory_per_worker", totals.memory_per_worker
         top = _round_memory(min(max(n.memory for n in nodes), amount - 1), ROUND_FLOOR)
-        steps = [top - i * GI for i in range(int(top / GI)) if top - i * GI >= GI]
+
+        def share(total: Decimal, workers: int) -> Decimal:
+            return _round_memory(total / workers, ROUND_CEILING)
     else:
         return
-    for each in steps[:_MAX_TRIES]:
-        workers = math.ceil(totals.workers * amount / each)
-        if workers > MAX_WORKERS or workers <= totals.workers:
+    if top <= 0:
+        return
+    total = totals.workers * amount
+    # the fewest Workers that hold the total, shared evenly (12 GPUs on 8-GPU nodes: 2 x 6,
+    # not 2 x 8), then one Worker more at a time
+    first = max(math.ceil(total / top), totals.workers + 1)
+    for workers in range(first, min(first + _MAX_TRIES, MAX_WORKERS + 1)):
+        each = share(total, workers)
+        if each <= 0 or each > top:
             continue
         for scaled in (False, True):
             yield _split_fix(spec, totals, lead, each, workers, each / amount if scaled else None)

@@ -160,9 +160,26 @@ def where(namespace: str, quota: str, quota_count: int) -> str:
     return _('the %(namespace)s quota "%(quota)s"') % {"namespace": namespace, "quota": quota}
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def line_problem(line: QuotaLine, namespace: str, quota_count: int) -> str:
-    """"Requested 8 GPUs but only 6 available under the team-nlp quota (10/16 in use)."."""
+    """"Requested 8 GPUs but only 6 available under the team-nlp quota (10/16 in use).";
+    more than the quota holds in all: "This job can never fit the team-nlp quota of 16
+    GPUs: it asks for 32 GPUs."; a count quota full of finished jobs says they count."""
     unit = compute_name(line.resource)
+    if line.hard >= 0 and line.requested > line.hard:
+        return _("This job can never fit %(where)s of %(hard)s: it asks for %(requested)s.") % {
+            "where": where(namespace, line.quota, quota_count),
+            "hard": requested_text(line.resource, line.hard),
+            "requested": requested_text(line.resource, line.requested)}
+    if line.resource == "count/mpijobs.kubeflow.org":
+        return _("%(where)s allows %(hard)s MPIJobs and holds %(used)s: finished jobs count "
+                 "too, so delete those you no longer need (or give jobs "
+                 "ttlSecondsAfterFinished, which deletes them after they finish).") % {
+            "where": _capital(where(namespace, line.quota, quota_count)),
+            "hard": number(unit, line.hard), "used": number(unit, line.used)}
     return _("Requested %(requested)s but only %(available)s available under %(where)s "
              "(%(used)s/%(hard)s in use).") % {
         "requested": requested_text(line.resource, line.requested),

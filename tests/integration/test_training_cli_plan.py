@@ -240,9 +240,10 @@ def test_more_than_the_quota_holds_is_refused_and_a_wait_is_announced(sh):
     over = sh(f"odh training create mpijob cli-over -n {NS} --image {IMAGE} --workers 3 "
               "--gpu-per-worker 8 --command 'horovodrun -np 24 python t.py'")
     assert over.returncode == 2
-    assert "\nerror: this job can never start as it is: Requested 24 GPUs" in over.stderr
-    # fixes that fit what the quota has room for now (other tests' jobs hold some)
-    assert re.search(r"\n  fix: --(workers|gpu-per-worker) \d+", over.stderr), over.stderr
+    assert ("\nerror: this job can never start as it is: This job can never fit the team-nlp "
+            "quota of 16 GPUs: it asks for 24 GPUs.") in over.stderr
+    # fixes that keep as much as the quota holds in all (16 GPUs: 2 x 8 or 3 x 5...)
+    assert re.search(r"\n  fix: --workers 2 ", over.stderr), over.stderr
     # alice may not list nodes: said once, plainly
     assert "you may not list the cluster's nodes" in over.stderr
     assert sh(running("cli-holder", "--gpu-per-worker 4")).returncode == 0

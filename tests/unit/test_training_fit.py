@@ -88,9 +88,11 @@ def test_the_issues_example_with_its_numbers_and_fixes():
         "Requested 8 GPUs but only 6 available under the team-nlp quota (10/16 in use)."]
     assert report.fixes == [Fix("Reduce workers to 3", {"workers": 3}),
                             Fix("Reduce GPUs per worker to 1", {"gpus_per_worker": 1})]
+    # no gang admission: said, as what happens to its Workers
     assert report.waiting_note == (
-        "You can still create the job: it will wait, Pending, until the quota has room (when "
-        "other jobs finish or the quota is raised).")
+        "You can still create the job, but it will wait, Pending, and its Workers start one by "
+        "one as the quota makes room: those started hold their GPUs, idle, while the rest "
+        "wait.")
     [line] = report.lines
     assert (line.quota, line.resource) == ("team-nlp-quota", "requests.nvidia.com/gpu")
     assert (line.requested, line.used, line.hard, line.available) == (8, 10, 16, 6)
@@ -127,16 +129,25 @@ def test_cpu_memory_pods_and_the_mpijob_itself_are_counted():
         "Requested 34 CPUs but only 20 available under the team-nlp quota (20/40 in use).",
         "Requested 34 CPUs as limits but only 20 available under the team-nlp quota (20/40 in "
         "use).",
-        "Requested 136Gi of memory as limits but only 128Gi available under the team-nlp quota "
-        "(0/128Gi in use).",
+        # more than the quota holds in all: never, not "only 128Gi available"
+        "This job can never fit the team-nlp quota of 128Gi of memory as limits: it asks for "
+        "136Gi of memory as limits.",
         "Requested 5 pods but only 2 available under the team-nlp quota (8/10 in use).",
-        "Requested 1 MPIJob but only 0 available under the team-nlp quota (3/3 in use).",
+        # finished jobs fill a count quota too: said, with what to do
+        "The team-nlp quota allows 3 MPIJobs and holds 3: finished jobs count too, so delete "
+        "those you no longer need (or give jobs ttlSecondsAfterFinished, which deletes them "
+        "after they finish).",
     ]
     assert [line.resource for line in report.lines] == [
         "requests.cpu", "limits.cpu", "cpu", "requests.memory", "limits.memory", "pods",
         "count/mpijobs.kubeflow.org", "services", "count/secrets"]
-    # Nothing short of deleting a job frees an MPIJob slot: no fix is offered.
-    assert report.fixes == []
+    # It can never start as it is (136Gi of memory limits against 128Gi): the fixes bring
+    # it within the quota's hard limits; an MPIJob slot only deleting a job frees.
+    assert report.never_fits
+    assert report.fixes and all(check_fit(fix.apply(spec(gpus_per_worker=0)), [quota(hard, {})],
+                                          [], [], "team-nlp").fits for fix in report.fixes)
+    assert report.waiting_note == ("The cluster refuses to create it while the quota is full: "
+                                   "delete finished jobs you no longer need first.")
 
 
 def test_cpu_and_memory_fixes_are_computed_from_the_room_left():
@@ -269,9 +280,10 @@ def test_a_worker_larger_than_every_gpu_node_and_the_split_that_fixes_it():
 def test_a_split_scales_cpu_and_memory_when_they_would_not_fit_either():
     job = spec(workers=1, gpus_per_worker=12, cpu_per_worker="120", memory_per_worker="256Gi")
     report = check_fit(job, [], [], NODES, "team-nlp")
-    assert report.fixes == [Fix("Use 8 GPUs, 80 CPUs, 171Gi per worker and 2 workers",
-                                {"workers": 2, "gpus_per_worker": 8, "cpu_per_worker": "80",
-                                 "memory_per_worker": "171Gi"})]
+    # the split keeps the 12 GPUs exactly (2 x 6, not 2 x 8)
+    assert report.fixes == [Fix("Use 6 GPUs, 60 CPUs, 128Gi per worker and 2 workers",
+                                {"workers": 2, "gpus_per_worker": 6, "cpu_per_worker": "60",
+                                 "memory_per_worker": "128Gi"})]
 
 
 def test_the_split_must_also_fit_the_quota():
@@ -279,8 +291,12 @@ def test_the_split_must_also_fit_the_quota():
     tight = quota({"requests.nvidia.com/gpu": "20"})
     report = check_fit(job, [tight], [], NODES, "team-nlp")
     assert report.node_problem and report.problems
-    # Splitting keeps 24 GPUs, too many for the quota; fewer GPUs per Worker fits both.
-    assert report.fixes == [Fix("Reduce GPUs per worker to 8", {"gpus_per_worker": 8})]
+    # Splitting keeps 24 GPUs, more than the quota holds in all: as many as it holds (20),
+    # in the shapes that fit a node, then fewer GPUs per Worker
+    assert report.fixes == [
+        Fix("Use 5 GPUs per worker and 4 workers", {"workers": 4, "gpus_per_worker": 5}),
+        Fix("Use 4 GPUs per worker and 5 workers", {"workers": 5, "gpus_per_worker": 4}),
+        Fix("Reduce GPUs per worker to 8", {"gpus_per_worker": 8})]
 
 
 def test_no_gpu_node_at_all():
@@ -294,8 +310,9 @@ def test_cpu_and_memory_larger_than_every_node():
                        "team-nlp")
     assert report.node_problem == (
         "No node can run a Worker with 128 CPUs: the largest node has 96 (gpu-a100-0).")
-    assert report.fixes == [Fix("Use 96 CPUs per worker and 3 workers",
-                                {"workers": 3, "cpu_per_worker": "96"})]
+    # 256 CPUs in all, on the fewest Workers, shared evenly (3 x 86, not 3 x 96)
+    assert report.fixes == [Fix("Use 86 CPUs per worker and 3 workers",
+                                {"workers": 3, "cpu_per_worker": "86"})]
     report = check_fit(spec(gpus_per_worker=0, memory_per_worker="2Ti", workers=1), [], [],
                        NODES, "team-nlp")
     assert report.node_problem == (
