@@ -49,10 +49,10 @@ from odh.training.story import tell
 from odh.training.summary import JobStatus, JobSummary
 
 from . import job_progress, session
-from .cluster import client_for_token, cluster_config
+from .cluster import client_for_token
 from .language_threads import in_callers_language
 from .projects import project_uid
-from .wizard_checks import get_nodes
+from .wizard_checks import every_pod, get_nodes
 
 log = logging.getLogger("training.diagnosis")
 
@@ -107,15 +107,10 @@ def gpu_capacity() -> tuple[int | None, int | None]:
         if cached is not None:
             return tuple(cached)  # type: ignore[return-value]
         nodes = get_nodes()
-        if not nodes:
+        pods = every_pod() if nodes else None
+        if pods is None:
             return None, None  # not known, which is not "0 free"
-        try:
-            with client_for_token(cluster_config().service_account_token) as sa:
-                sa.timeout = (2.0, 5.0)
-                capacity = cluster_capacity(nodes, sa.list_pods())
-        except errors.ClusterError as e:
-            log.info("GPU capacity unknown: %s", e.message)
-            return None, None
+        capacity = cluster_capacity(nodes, pods)
         answer = (int(capacity.gpus.free), int(capacity.gpus.requested))
         cache.set(CAPACITY_KEY, answer, CAPACITY_TTL)
         return answer

@@ -14,8 +14,10 @@ from django.core.cache import cache
 from django.utils.translation import gettext as _
 
 from odh.training import errors
+from odh.training.allocation import room_now
 from odh.training.client import ClusterClient, Project
 from odh.training.fit import FitReport, Fix, check_fit
+from odh.training.nodes import NodeSize
 from odh.training.preflight import ProjectFacts, read_project_facts
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.quota import compute_name, resource_title
@@ -32,6 +34,8 @@ log = logging.getLogger("training.wizard")
 
 NODES_CACHE_KEY = "wizard:nodes"
 NODES_TTL = 30
+ROOM_CACHE_KEY = "wizard:room"
+ROOM_TTL = 5
 
 
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
@@ -53,6 +57,32 @@ def get_nodes() -> list[dict]:
             return []
         cache.set(NODES_CACHE_KEY, nodes, NODES_TTL)
     return nodes
+
+
+def get_room() -> list[NodeSize] | None:
+    """Each node's room now, from the service account's view of the nodes and of every
+    pod, shared by everyone for a few seconds; None when it cannot be read."""
+    room = cache.get(ROOM_CACHE_KEY)
+    if room is None:
+        nodes = get_nodes()
+        pods = every_pod() if nodes else None
+        if pods is None:
+            return None
+        room = room_now(nodes, pods)
+        cache.set(ROOM_CACHE_KEY, room, ROOM_TTL)
+    return room
+
+
+def every_pod() -> list[dict] | None:
+    """Every pod of the cluster, read with the service account (briefly: a page waits on
+    it); None when they cannot be read, which is not "no pods"."""
+    try:
+        with client_for_token(cluster_config().service_account_token) as sa:
+            sa.timeout = (2.0, 5.0)
+            return sa.list_pods()
+    except errors.ClusterError as e:
+        log.info("cannot list every pod with the service account: %s", e.message)
+        return None
 
 
 def gpu_product_choices(nodes: list[dict]) -> list[tuple[str, str]]:
@@ -164,7 +194,8 @@ def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | N
                                 or n in ("launcher_cpu", "launcher_memory")):
         return None
     try:
-        fit = check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace)
+        fit = check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace,
+                        room=get_room())
     except (QuantityError, ValueError, ArithmeticError):
         return None
     queues = sorted(facts.local_queues or [])

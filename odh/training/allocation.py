@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from odh.training.i18n import _
-from odh.training.nodes import node_sizes
+from odh.training.nodes import NodeSize, free_sizes, node_sizes
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 from odh.training.shares import Share
@@ -262,3 +262,11 @@ def cluster_capacity(nodes: list[Obj], pods: list[Obj] | Holdings) -> Capacity:
     ordered = sorted(models.values(), key=lambda m: (-m.allocatable, m.product))
     return Capacity(nodes=len(sizes), gpu_nodes=sum(m.nodes for m in ordered), cpu=cpu,
                     memory=memory, gpus=gpu, gpu_models=ordered)
+
+
+def room_now(nodes: list[Obj], pods: list[Obj] | Holdings) -> list[NodeSize]:
+    """Each node's room for new pods now (allocatable less what its pods hold; a cordoned
+    node, `spec.unschedulable`, has none): what `fit.check_fit` places a job's pods on."""
+    cordoned = {str(get_path(n, ["metadata", "name"], "")) for n in nodes
+                if get_path(n, ["spec", "unschedulable"])}
+    return free_sizes(node_sizes(nodes), holdings_of(pods).by_node(), cordoned)

@@ -3,7 +3,10 @@
 `check_fit` adds up what the job asks for (`Totals`), sets it against the project's
 ResourceQuotas and LimitRanges and the nodes' allocatable sizes, says what does not fit
 with numbers, and offers `Fix`es computed from those numbers. Every fix offered has been
-checked again and makes the whole job fit; none goes below one Worker.
+checked again and makes the whole job fit the quotas, the LimitRanges and the nodes' sizes;
+none goes below one Worker. Where the nodes' room now is known (`room`), a job that would
+start only in part is told so; that room changes by the second, so no fix is computed from
+it (the wizard offers the project's Kueue queue, which starts the whole job at once).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from odh.training.i18n import _
 from odh.training.limits import FIELDS, LimitViolation, limit_violations
 from odh.training.names import MAX_WORKERS
-from odh.training.nodes import NodeSize, node_problem, node_sizes, selected
+from odh.training.nodes import NodeSize, node_problem, node_sizes, room_problem, selected
 from odh.training.paths import as_dict
 from odh.training.quantity import format_cpu, format_memory
 from odh.training.quota import QuotaLine, compute_name, line_problem, quota_lines, unset_compute
@@ -100,11 +103,17 @@ def _assess(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
 
 
 def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
-              nodes: list[dict], namespace: str) -> FitReport:
-    """The verdict on one spec in one project; `nodes` may be [] when they cannot be read."""
+              nodes: list[dict], namespace: str,
+              room: list[NodeSize] | None = None) -> FitReport:
+    """The verdict on one spec in one project; `nodes` may be [] when they cannot be read.
+    `room`, each node's room now (`allocation.room_now`) where the pods of the whole
+    cluster may be read: the whole job (each Worker, then the Launcher) is placed on it,
+    since without gang admission a job that half-fits starts half."""
     sizes = node_sizes(nodes)
     report, violations = _assess(spec, quotas, limit_ranges, sizes, namespace)
     if report.fits:
+        if room and report.totals.workers:
+            _place_now(spec, report, room)
         return report
     report.never_fits = bool(report.node_problem or violations or any(
         line.hard >= 0 and line.requested > line.hard for line in report.lines))
@@ -139,16 +148,39 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
         report.waiting_note = _("You can still create the job, but the quota will refuse its "
                                 "pods for as long as it asks for more than the quota holds in "
                                 "all.")
-    elif report.totals.workers > 1 and report.totals.gpus_per_worker:
-        # no gang admission: a Worker that fits starts, and holds its GPUs idle
-        report.waiting_note = _("You can still create the job, but it will wait, Pending, and "
-                                "its Workers start one by one as the quota makes room: those "
-                                "started hold their GPUs, idle, while the rest wait.")
     else:
-        report.waiting_note = _("You can still create the job: it will wait, Pending, until "
-                                "the quota has room (when other jobs finish or the quota is "
-                                "raised).")
+        report.waiting_note = _waiting_note(spec, report, _(
+            "You can still create the job: it will wait, Pending, until the quota has room "
+            "(when other jobs finish or the quota is raised)."))
     return report
+
+
+def _place_now(spec: MPIJobSpec, report: FitReport, room: list[NodeSize]) -> None:
+    totals = report.totals
+    text = room_problem(room, as_dict(spec.node_selector), totals.workers,
+                        totals.cpu_per_worker, totals.memory_per_worker,
+                        Decimal(totals.gpus_per_worker), totals.launcher_cpu,
+                        totals.launcher_memory)
+    if not text:
+        return
+    report.fits = False
+    report.problems.append(text)
+    report.waiting_note = _waiting_note(spec, report, _(
+        "You can still create the job: it will wait, Pending, until other jobs finish and "
+        "make room."))
+
+
+def _waiting_note(spec: MPIJobSpec, report: FitReport, otherwise: str) -> str:
+    """What happens to a job created while there is no room for it."""
+    if spec.queue_name:
+        return _("You can still create the job: Kueue holds it in %(queue)s and starts the "
+                 "whole job at once when there is room.") % {"queue": spec.queue_name}
+    if report.totals.workers > 1 and report.totals.gpus_per_worker:
+        # no gang admission: a Worker that fits starts, and holds its GPUs idle
+        return _("You can still create the job, but it will wait, Pending, and its Workers "
+                 "start one by one as other jobs make room: those started hold their GPUs, "
+                 "idle, while the rest wait.")
+    return otherwise
 
 
 def _applied(spec: MPIJobSpec, changes: dict[str, Any]) -> MPIJobSpec:

@@ -111,3 +111,63 @@ def node_problem(sizes: list[NodeSize], node_selector: dict, role: str, cpu: Dec
     if node_selector:
         text += " " + _("Only nodes with %(labels)s count, as the node selector asks.") % values
     return text
+
+
+# -- room right now -----------------------------------------------------------------------------
+def free_sizes(sizes: list[NodeSize], held: dict[str, dict[str, Decimal]],
+               cordoned: set[str]) -> list[NodeSize]:
+    """Each node's room now: its allocatable less what the pods bound to it hold (`held`, by
+    node and resource); a cordoned node has none."""
+    free = []
+    for size in sizes:
+        if size.name in cordoned:
+            continue
+        used = held.get(size.name, {})
+        free.append(NodeSize(name=size.name, cpu=size.cpu - used.get("cpu", ZERO),
+                             memory=size.memory - used.get("memory", ZERO),
+                             gpus=size.gpus - used.get(GPU_RESOURCE, ZERO), labels=size.labels))
+    return free
+
+
+def workers_placed(free: list[NodeSize], node_selector: dict, workers: int, cpu: Decimal,
+                   memory: Decimal, gpu_count: Decimal, launcher_cpu: Decimal,
+                   launcher_memory: Decimal) -> tuple[int, bool]:
+    """How many of the Workers the nodes' room now takes, one pod per node's room as the
+    scheduler would place them (the GPU nodes with the least room that holds a Worker
+    first, so the larger rooms stay for the rest), and whether the Launcher finds a place
+    after them. Taints are not considered."""
+    rooms = {n.name: [n.cpu, n.memory, n.gpus] for n in selected(free, node_selector)}
+    placed = 0
+    for _worker in range(workers):
+        fitting = [name for name, room in rooms.items()
+                   if cpu <= room[0] and memory <= room[1] and gpu_count <= room[2]]
+        if not fitting:
+            break
+        name = min(fitting, key=lambda n: (rooms[n][2], rooms[n][0], n))
+        rooms[name] = [rooms[name][0] - cpu, rooms[name][1] - memory, rooms[name][2] - gpu_count]
+        placed += 1
+    launcher = any(launcher_cpu <= room[0] and launcher_memory <= room[1]
+                   for room in rooms.values())
+    return placed, launcher
+
+
+def room_problem(free: list[NodeSize], node_selector: dict, workers: int, cpu: Decimal,
+                 memory: Decimal, gpu_count: Decimal, launcher_cpu: Decimal,
+                 launcher_memory: Decimal) -> str:
+    """Why the cluster's nodes cannot start the whole job right now, or ""."""
+    if not free:
+        return ""
+    placed, launcher = workers_placed(free, node_selector, workers, cpu, memory, gpu_count,
+                                      launcher_cpu, launcher_memory)
+    values = {"placed": placed, "count": workers,
+              "amount": format_resources(cpu or None, memory or None, gpu_count)}
+    if placed == 0 and workers:
+        return _("Right now no node has room for a Worker (%(amount)s): other jobs hold it.") \
+            % values
+    if placed < workers:
+        return _("Right now the cluster's nodes have room for %(placed)s of its %(count)s "
+                 "Workers (%(amount)s each): other jobs hold the rest.") % values
+    if not launcher:
+        return _("Right now no node has room for the Launcher after its Workers: other jobs "
+                 "hold it.")
+    return ""

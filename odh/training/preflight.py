@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from odh.training import errors
+from odh.training.allocation import room_now
 from odh.training.client import ClusterClient
 from odh.training.findings import FieldError, ValidationContext
 from odh.training.fit import FitReport, check_fit
@@ -157,6 +158,10 @@ def preflight(client: ClusterClient, spec: MPIJobSpec) -> Preflight:
     may_create(client, spec.namespace)
     facts = read_project_facts(client, spec.namespace, name=spec.name)
     nodes = readable(client.list_nodes, None)
+    # the nodes' room now needs every pod of the cluster: an administrator's view
+    pods = readable(client.list_pods, None) if nodes else None
+    room = room_now(nodes or [], pods) if pods is not None else None
     findings = validate_spec(spec, facts.context())
-    fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace)
+    fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace,
+                    room=room)
     return Preflight(findings=findings, fit=fit, facts=facts, nodes_readable=nodes is not None)

@@ -91,7 +91,7 @@ def test_the_issues_example_with_its_numbers_and_fixes():
     # no gang admission: said, as what happens to its Workers
     assert report.waiting_note == (
         "You can still create the job, but it will wait, Pending, and its Workers start one by "
-        "one as the quota makes room: those started hold their GPUs, idle, while the rest "
+        "one as other jobs make room: those started hold their GPUs, idle, while the rest "
         "wait.")
     [line] = report.lines
     assert (line.quota, line.resource) == ("team-nlp-quota", "requests.nvidia.com/gpu")
@@ -372,3 +372,66 @@ def test_nonsense_specs_do_not_raise(workers):
     report = check_fit(spec(workers=workers), [GPU_QUOTA], [{"spec": {"limits": "x"}}],
                        [{"status": "x"}, "junk"], "team-nlp")
     assert report.fixes == []
+
+
+# --- room on the nodes now ----------------------------------------------------------------------
+
+def pod(name: str, node_name: str, gpus: int = 0, cpu: str = "1", phase: str = "Running") -> dict:
+    requests = {"cpu": cpu, "memory": "1Gi"}
+    if gpus:
+        requests["nvidia.com/gpu"] = str(gpus)
+    return {"metadata": {"name": name, "namespace": "other", "uid": name},
+            "spec": {"nodeName": node_name,
+                     "containers": [{"name": "c", "resources": {"requests": requests}}]},
+            "status": {"phase": phase}}
+
+
+GPU_NODES = [node("gpu-1", "64", "512Gi", 8), node("gpu-2", "64", "512Gi", 8),
+             node("cpu-1", "16", "64Gi")]
+
+
+def test_a_job_the_quota_takes_but_the_nodes_half_start_is_told_so():
+    from odh.training.allocation import room_now
+    # 1 GPU free on the whole cluster: a 2 x 1-GPU job would start one Worker of two
+    room = room_now(GPU_NODES, [pod("a", "gpu-1", 8), pod("b", "gpu-2", 7)])
+    report = check_fit(spec(workers=2, gpus_per_worker=1), [], [], GPU_NODES, "team-nlp",
+                       room=room)
+    assert not report.fits and not report.never_fits
+    assert report.problems == [
+        "Right now the cluster's nodes have room for 1 of its 2 Workers (8 CPU, 32Gi, 1 GPU "
+        "each): other jobs hold the rest."]
+    assert "start one by one" in report.waiting_note
+    # with a queue, Kueue starts it whole
+    queued = check_fit(spec(workers=2, gpus_per_worker=1, queue_name="team-nlp-queue"), [],
+                       [], GPU_NODES, "team-nlp", room=room)
+    assert queued.waiting_note == (
+        "You can still create the job: Kueue holds it in team-nlp-queue and starts the whole "
+        "job at once when there is room.")
+
+
+def test_each_worker_is_placed_on_a_node_with_room_for_all_of_it():
+    from odh.training.allocation import room_now
+    # 4 + 4 GPUs free, but on two nodes: two 4-GPU Workers fit, one 8-GPU Worker does not
+    room = room_now(GPU_NODES, [pod("a", "gpu-1", 4), pod("b", "gpu-2", 4)])
+    assert check_fit(spec(workers=2, gpus_per_worker=4), [], [], GPU_NODES, "team-nlp",
+                     room=room).fits
+    report = check_fit(spec(workers=1, gpus_per_worker=8), [], [], GPU_NODES, "team-nlp",
+                       room=room)
+    assert report.problems == [
+        "Right now no node has room for a Worker (8 CPU, 32Gi, 8 GPUs): other jobs hold it."]
+    # finished pods hold nothing; a cordoned node has no room
+    freed = room_now(GPU_NODES, [pod("a", "gpu-1", 8, phase="Succeeded")])
+    assert check_fit(spec(workers=2, gpus_per_worker=8), [], [], GPU_NODES, "team-nlp",
+                     room=freed).fits
+    cordoned = [dict(GPU_NODES[0], spec={"unschedulable": True}), *GPU_NODES[1:]]
+    assert not check_fit(spec(workers=2, gpus_per_worker=8), [], [], cordoned, "team-nlp",
+                         room=room_now(cordoned, [])).fits
+
+
+def test_the_launcher_needs_a_place_too():
+    from odh.training.allocation import room_now
+    nodes = [node("gpu-1", "8", "32Gi", 8)]
+    report = check_fit(spec(workers=1, gpus_per_worker=8), [], [], nodes, "team-nlp",
+                       room=room_now(nodes, []))
+    assert report.problems == [
+        "Right now no node has room for the Launcher after its Workers: other jobs hold it."]

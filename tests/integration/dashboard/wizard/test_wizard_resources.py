@@ -79,7 +79,12 @@ def test_pressing_a_fix_changes_the_draft(alice):
     assert data["command"] == "horovodrun -np 16 python x.py"  # -np kept in step
     after = _text(alice.get(url).content.decode())
     assert "Applied: Reduce workers to 4." in after
-    assert "Fits: the project's quota and the cluster's nodes have room" in after
+    assert "under the team-cv quota" not in after
+    # the quota holds it now, the nodes do not (8 GPUs free on gpu-a100-4, the rest taken):
+    # without gang admission half of it would start, so the project's queue is offered
+    assert ("Right now the cluster's nodes have room for 2 of its 4 Workers (1 CPU, 2Gi, "
+            "4 GPUs each): other jobs hold the rest.") in after
+    assert "Queue it in team-cv-queue: Kueue starts the whole job at once" in after
 
 
 def test_a_fix_on_the_review_page_returns_to_the_review(alice):
