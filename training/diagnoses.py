@@ -503,6 +503,8 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         elif s.action == Action.COMPARE:
             item["url"] = reverse("training-job-compare") + "?" + urlencode(
                 [("job", "/".join(ref)), ("job", s.target)])
+        elif s.action == Action.RETRY and summary.kind == MPIJOB and summary.is_finished:
+            item["url"] = reverse("training-job-retry", args=ref)
         elif s.action == Action.DISMISS:
             item["url"] = reverse("training-job-diagnosis-dismiss", args=ref)
             item["scenario"] = diagnosis.scenario

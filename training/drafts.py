@@ -186,6 +186,11 @@ def apply_changes(data: dict, changes: dict) -> dict:
             selector = {str(k): str(v) for k, v in value.items()}
             merged["gpu_product"] = selector.pop(GPU_PRODUCT_LABEL, "")
             merged[name] = pairs_text(selector)
+        elif name == "env" and isinstance(value, list):
+            merged[name] = [{"name": str(row.get("name", "")), "value": str(row.get("value", "")),
+                             "value_from": row.get("value_from")
+                             if isinstance(row.get("value_from"), dict) else None}
+                            for row in value if isinstance(row, dict)]
         elif name not in RESOURCE_FIELDS and name not in CONFIGURATION_FIELDS:
             continue
         elif isinstance(value, bool):

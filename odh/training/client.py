@@ -542,6 +542,14 @@ class ClusterClient:
                             field_selector=f"type={secret_type}")
         return [str((item.get("metadata") or {}).get("name", "")) for item in items]
 
+    def list_secret_keys(self, namespace: str) -> dict[str, list[str]]:
+        """The project's Secrets and the names of their keys; the values are dropped as
+        soon as they are read, never kept nor shown."""
+        items = self._items(self.core.list_namespaced_secret, namespace, namespace=namespace)
+        return {str((item.get("metadata") or {}).get("name", "")):
+                sorted(str(k) for k in (item.get("data") or {}))
+                for item in items}
+
     def namespace_uid(self, name: str) -> str:
         """The uid of a namespace ("" when it has none)."""
         _require_names(name)

@@ -101,6 +101,7 @@ class Facts:
     limit_ranges: list[Obj] | None = None
     nodes: list[Obj] | None = None
     pull_secrets: list[str] | None = None
+    secret_keys: dict[str, list[str]] | None = None  # the project's Secrets: name -> keys
     network_policies: list[Obj] | None = None
     pvcs: list[Obj] | None = None
     gpu_holders: list[GpuHolder] | None = None

@@ -137,7 +137,7 @@ def evicted(facts: Facts) -> Diagnosis | None:
                          first.label, first.finished)]
     evidence += [event_evidence(e, first.label) for e in pod_events(facts, first.name,
                                                                       "Evicted")[-1:]]
-    found = [suggest.advice(_("Retry the job: an eviction comes from the node, not from the "
+    found = [suggest.retry(_("Retry the job: an eviction comes from the node, not from the "
                               "job's configuration.")),
              suggest.advice(_("Ask for as much memory as the job uses (request equal to "
                               "limit): such pods are the last a node evicts."))]
@@ -161,7 +161,7 @@ def node_lost(facts: Facts) -> Diagnosis | None:
                                                             "reporting."), first.label)]
     evidence += [event_evidence(e, first.label)
                  for e in pod_events(facts, first.name, "NodeNotReady")[-1:]]
-    found = [suggest.advice(_("Retry the job: the node failed, not the job.")),
+    found = [suggest.retry(_("Retry the job: the node failed, not the job.")),
              suggest.advice(_("Save checkpoints regularly, so that a retry resumes instead "
                               "of starting over.")),
              suggest.advice(_("Tell your administrator which node it was if it happens "

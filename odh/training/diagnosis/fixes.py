@@ -230,3 +230,34 @@ def pod_gpu_request(pod: dict) -> int:
 
 def words(text: str) -> list[str]:
     return re.findall(r"\S+", text)
+
+
+def secret_fix(facts: Facts, missing: str) -> JobFix | None:
+    """A clone whose environment takes its values from a Secret of the project that has
+    every key the job reads from the missing one (the first by name)."""
+    spec = spec_of(facts.job)
+    if spec is None or not facts.secret_keys:
+        return None
+    needed = sorted({str(get_path(e.value_from, ["secretKeyRef", "key"], ""))
+                     for e in spec.env if _secret_of(e.value_from) == missing})
+    if not needed:
+        return None
+    found = [name for name, keys in sorted(facts.secret_keys.items())
+             if name != missing and set(needed) <= set(keys)]
+    if not found:
+        return None
+    other = found[0]
+    rows = []
+    for e in spec.env:
+        value_from = copy.deepcopy(e.value_from)
+        if _secret_of(value_from) == missing:
+            value_from["secretKeyRef"]["name"] = other
+        rows.append({"name": e.name, "value": e.value, "value_from": value_from})
+    return JobFix(ngettext("Clone using the Secret “%(name)s”, which has the key %(keys)s",
+                           "Clone using the Secret “%(name)s”, which has the keys %(keys)s",
+                           len(needed)) % {"name": other, "keys": ", ".join(needed)},
+                  {"env": rows})
+
+
+def _secret_of(value_from: dict | None) -> str:
+    return str(get_path(value_from or {}, ["secretKeyRef", "name"], ""))

@@ -300,6 +300,9 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
                                               for e in facts.events]
     if any(word in text for text in texts for word in _VOLUME_WORDS):
         facts.pvcs = reader.read(_("the project's volume claims"), lambda: client.list_pvcs(ns))
+    if mpijob and any('secret "' in text for text in texts):
+        facts.secret_keys = reader.read(_("the project's Secrets"),
+                                        lambda: client.list_secret_keys(ns))
     if sources.prometheus is not None and (
             s.status == JobStatus.RUNNING or any(r.reason == "OOMKilled" for r in s.replicas)):
         facts.usage = _prometheus_usage(reader, sources.prometheus, s, facts.now)

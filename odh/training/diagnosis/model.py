@@ -63,6 +63,7 @@ class Action(StrEnum):
     GUIDE = "guide"        # a page of the troubleshooting guide
     ADVICE = "advice"      # something to do that no button does
     DISMISS = "dismiss"    # hide this hint for this job
+    RETRY = "retry"        # run the same job again (the platform failed, not the job)
 
 
 @dataclass(frozen=True)

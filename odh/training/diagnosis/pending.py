@@ -300,11 +300,14 @@ def _volume_problem(facts: Facts, replica: ReplicaState, text: str):
             command = (f"oc create secret generic {name} --from-literal=KEY=VALUE -n {namespace}"
                        if kind == "Secret" else
                        f"oc create configmap {name} --from-literal=KEY=VALUE -n {namespace}")
+            fix = f.secret_fix(facts, name) if kind == "Secret" else None
             return (_("The %(kind)s “%(name)s” that %(pod)s needs does not exist in "
                       "%(namespace)s") % {"kind": kind, "name": name, "pod": replica.label,
                                           "namespace": namespace},
-                    None, suggest.advice(_("Create it, and the pods start by themselves:"),
-                                         command))
+                    fix, suggest.advice(_("Or create it, and the pods start by themselves:")
+                                        if fix else
+                                        _("Create it, and the pods start by themselves:"),
+                                        command))
     return None
 
 

@@ -44,6 +44,11 @@ def advice(text: str, command: str = "") -> Suggestion:
     return Suggestion(Action.ADVICE, text, command=command)
 
 
+def retry(text: str) -> Suggestion:
+    """Run the same job again, where nothing in it needs changing."""
+    return Suggestion(Action.RETRY, text)
+
+
 def dismiss() -> Suggestion:
     return Suggestion(Action.DISMISS, _("Dismiss this hint for this job"))
 

@@ -265,3 +265,51 @@ def test_a_pushed_row_keeps_the_line_the_page_drew_for_the_same_state(alice):
     seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events, detail.summary)
     row = live.render_list_row(detail.summary, datetime.now(UTC), seen)
     assert f'id="{drawn}" hx-preserve="true"' in row
+
+
+def test_a_job_whose_node_was_lost_offers_retry_in_its_card(alice):
+    body = _overview(alice, ("team-cv", "mpijob", "efficientnet-b7"))
+    card = text_of(body, "job-diagnosis")
+    retry = reverse("training-job-retry", args=["team-cv", "mpijob", "efficientnet-b7"])
+    assert re.search(rf'<a class="pf-v6-c-button[^"]*" href="{re.escape(retry)}"'
+                     r'[^>]*>\s*<i[^>]*></i> Retry</a>', body)
+    assert "Retry the job: the node failed, not the job." in " ".join(card.split())
+    # the button leads to the retry page, which runs the same job again
+    assert alice.get(retry).status_code == 200
+
+
+T5 = ("team-nlp", "mpijob", "t5-wandb-logging")
+
+
+@pytest.fixture
+def wandb_secret(demo_cluster):
+    """A Secret in team-nlp with the key t5-wandb-logging reads from its missing one."""
+    from kubernetes import client as k8s
+
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespaced_secret("team-nlp", {
+            "metadata": {"name": "wandb-api"},
+            "stringData": {"api-key": "not-shown-anywhere", "host": "wandb.example"}})
+        yield
+        core.delete_namespaced_secret("wandb-api", "team-nlp")
+
+
+def test_a_missing_secret_is_fixed_by_a_clone_using_one_that_has_its_key(alice,
+                                                                         wandb_secret):
+    body = _overview(alice, T5)
+    card = " ".join(text_of(body, "job-diagnosis").split())
+    assert "Clone using the Secret “wandb-api”, which has the key api-key" in card
+    assert "Or create it, and the pods start by themselves:" in card
+    assert "not-shown-anywhere" not in body  # keys' names only, never a value
+    link = _fix_links(body)[0]
+    step = alice.get(alice.get(link)["Location"]).content.decode()
+    assert_valid(step)
+    assert "fix applied" in _text(step)
+    assert "wandb-api" in step and "wandb-credentials" not in step
+
+
+def test_without_a_secret_that_has_the_key_it_says_to_create_one(alice):
+    card = " ".join(text_of(_overview(alice, T5), "job-diagnosis").split())
+    assert "Clone using the Secret" not in card
+    assert "Create it, and the pods start by themselves:" in card
