@@ -33,7 +33,7 @@ MAX_ROWS = 100  # environment variables / volumes read from one form
 MAX_TEXT = 64 * 1024
 
 # Which wizard step shows which field (names = MPIJobSpec attributes, plus gpu_product).
-CONFIGURATION_FIELDS = ("namespace", "name", "image", "command")
+CONFIGURATION_FIELDS = ("namespace", "name", "image", "image_pull_secret", "command")
 ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
 ADVANCED_FIELDS = (
@@ -101,6 +101,7 @@ def data_from_spec(spec: MPIJobSpec) -> dict:
         "labels": pairs_text(spec.labels),
         "annotations": pairs_text(spec.annotations),
         "worker_image": spec.worker_image,
+        "image_pull_secret": spec.image_pull_secret,
         "created_by": spec.created_by,
     }
 
@@ -317,6 +318,7 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
         annotations=_read_pairs(result, "annotations", text("annotations")),
         created_by=text("created_by").strip(),
         worker_image=text("worker_image").strip(),
+        image_pull_secret=text("image_pull_secret").strip(),
         base=copy.deepcopy(base) if isinstance(base, dict) else None,
     )
     return result

@@ -91,6 +91,10 @@ class ConfigurationForm(WizardStepForm):
     image = _text(_("Training image"), _("The container image with your code and MPI, e.g. "
                                          "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"),
                   maxlength=MAX_TEXT)
+    image_pull_secret = _text(_("Image pull secret"), _("For an image in a private registry: "
+                                                      "the name of a pull secret in the "
+                                                      "project. Leave empty for public images."),
+                              maxlength=253, spellcheck="false", autocomplete="off")
     command = _lines(_("Command"), _("What the Launcher runs, as you would type it in a shell, "
                                      "e.g. horovodrun -np 4 python /workspace/train.py. Quote "
                                      "arguments that contain spaces."), rows=3)

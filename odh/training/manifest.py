@@ -158,6 +158,8 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
             get_path(t, ["metadata", "annotations", SIDECAR_ANNOTATION]) == "false"
             for t in templates),
         worker_image=str(worker.get("image", "")) if has_worker else "",
+        image_pull_secret=str(as_dict(next(iter(as_list(placement.get("imagePullSecrets"))),
+                                           {})).get("name", "")),
         base=copy.deepcopy(manifest),
     )
 
@@ -348,6 +350,9 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.tolerations,
      _write_placement("tolerations", lambda s: [t.to_manifest() for t in s.tolerations])),
     (lambda s: s.priority_class, _write_placement("priorityClassName", lambda s: s.priority_class)),
+    (lambda s: s.image_pull_secret,
+     _write_placement("imagePullSecrets", lambda s: [{"name": s.image_pull_secret}]
+                      if s.image_pull_secret else None)),
     (lambda s: s.disable_sidecar_injection, _write_sidecar),
 ]
 

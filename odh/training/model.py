@@ -125,6 +125,8 @@ class MPIJobSpec:
     annotations: dict[str, str] = field(default_factory=dict)
     created_by: str = ""
     worker_image: str = ""
+    # a kubernetes.io/dockerconfigjson Secret of the project the pods pull their images with
+    image_pull_secret: str = ""
     base: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -17,6 +17,14 @@ def is_dns1035_label(value: str) -> bool:
     return len(value) <= DNS1035_MAX and DNS1035_LABEL.fullmatch(value) is not None
 
 
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """An object name most kinds accept (Secrets, ConfigMaps): at most 253 characters."""
+    return len(value) <= 253 and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
+
+
 def max_job_name_length(workers: int = MAX_WORKERS) -> int:
     """The longest job name whose derived names stay valid.
 

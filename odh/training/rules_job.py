@@ -10,7 +10,12 @@ from decimal import Decimal
 from odh.training.findings import WARNING, FieldError, ValidationContext
 from odh.training.i18n import _, ngettext
 from odh.training.images import ImageError, parse_image
-from odh.training.names import DNS1035_LABEL, MAX_WORKERS, max_job_name_length
+from odh.training.names import (
+    DNS1035_LABEL,
+    MAX_WORKERS,
+    is_dns1123_subdomain,
+    max_job_name_length,
+)
 from odh.training.quantity import QuantityError, format_cpu, parse_quantity
 from odh.training.spec import (
     CLEAN_POD_POLICIES,
@@ -101,6 +106,12 @@ def check_images(spec: MPIJobSpec, context: ValidationContext) -> Findings:
     worker_image = text(spec.worker_image)
     if worker_image and worker_image != image:
         yield from _image("worker_image", worker_image)
+    pull_secret = text(getattr(spec, "image_pull_secret", ""))
+    if pull_secret and not is_dns1123_subdomain(pull_secret):
+        yield FieldError("image_pull_secret", _(
+            '"%(name)s" is not a Secret\'s name: lowercase letters, digits, "-" and ".", '
+            'starting and ending with a letter or digit (see "oc get secrets").')
+            % {"name": shown(pull_secret, 60)})
 
 
 def _np_location(words: list[str]) -> tuple[str, int, bool] | None:

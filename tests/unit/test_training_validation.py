@@ -682,3 +682,22 @@ def test_validation_never_raises_whatever_is_typed(name, namespace, image, comma
         assert finding.severity in ("error", "warning")
         assert finding.message and len(finding.message) < 1200
         assert finding.field
+
+
+def test_an_image_pull_secret_is_written_to_every_pod_and_read_back():
+    from odh.training.spec import build_manifest
+
+    manifest = build_manifest(good(image_pull_secret="quay-robot"))
+    for role in ("Launcher", "Worker"):
+        pod = manifest["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["imagePullSecrets"] == [{"name": "quay-robot"}]
+    assert read_manifest(manifest).image_pull_secret == "quay-robot"
+    assert "imagePullSecrets" not in build_manifest(good())["spec"]["mpiReplicaSpecs"][
+        "Worker"]["template"]["spec"]
+
+
+def test_an_image_pull_secret_must_be_a_secrets_name():
+    assert messages(good(image_pull_secret="Quay Robot"))["image_pull_secret"] == [
+        '"Quay Robot" is not a Secret\'s name: lowercase letters, digits, "-" and ".", '
+        'starting and ending with a letter or digit (see "oc get secrets").']
+    assert "image_pull_secret" not in messages(good(image_pull_secret="quay.robot-1"))

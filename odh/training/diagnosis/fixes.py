@@ -261,3 +261,16 @@ def secret_fix(facts: Facts, missing: str) -> JobFix | None:
 
 def _secret_of(value_from: dict | None) -> str:
     return str(get_path(value_from or {}, ["secretKeyRef", "name"], ""))
+
+
+def pull_secret_fix(facts: Facts) -> JobFix | None:
+    """A clone that pulls its image with one of the project's pull secrets (the first by
+    name that the job does not use already)."""
+    spec = spec_of(facts.job)
+    if spec is None or not facts.pull_secrets:
+        return None
+    others = [name for name in facts.pull_secrets if name != spec.image_pull_secret]
+    if not others:
+        return None
+    return JobFix(_("Clone using the pull secret “%(name)s”") % {"name": others[0]},
+                  {"image_pull_secret": others[0]})

@@ -375,7 +375,8 @@ def image_pull(facts: Facts) -> Diagnosis | None:
                                  if facts.pull_secrets else
                                  _("The project %(namespace)s has no image pull secret.")
                                  % {"namespace": facts.s.namespace}, _("Project")))
-    found = suggest.fix(f.edit_fix(_("Clone and edit the image"), "image"))
+    found = suggest.fix(f.pull_secret_fix(facts)) if _UNAUTHORIZED.search(error) else []
+    found += suggest.fix(f.edit_fix(_("Clone and edit the image"), "image"))
     if image:
         found.append(suggest.advice(_("Check that the image exists and that you may pull it:"),
                                     f"podman pull {image}"))

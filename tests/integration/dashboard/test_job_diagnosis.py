@@ -313,3 +313,43 @@ def test_without_a_secret_that_has_the_key_it_says_to_create_one(alice):
     card = " ".join(text_of(_overview(alice, T5), "job-diagnosis").split())
     assert "Clone using the Secret" not in card
     assert "Create it, and the pods start by themselves:" in card
+
+
+DETR = ("team-cv", "mpijob", "detr-coco-train")
+
+
+@pytest.fixture
+def cv_pull_secret(demo_cluster):
+    """A pull secret in team-cv (the registry detr-coco-train's image is in refuses it
+    without one)."""
+    import base64
+    import json
+
+    from kubernetes import client as k8s
+
+    auth = {"auths": {"quay.io": {"auth": base64.b64encode(b"robot:token").decode()}}}
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespaced_secret("team-cv", {
+            "metadata": {"name": "quay-cv-robot"}, "type": "kubernetes.io/dockerconfigjson",
+            "stringData": {".dockerconfigjson": json.dumps(auth)}})
+        yield
+        core.delete_namespaced_secret("quay-cv-robot", "team-cv")
+
+
+def test_an_image_the_registry_refuses_is_fixed_by_a_clone_with_a_pull_secret(
+        alice, cv_pull_secret):
+    body = _overview(alice, DETR)
+    card = " ".join(text_of(body, "job-diagnosis").split())
+    assert "Image pull secrets in team-cv: quay-cv-robot" in card
+    assert "Clone using the pull secret “quay-cv-robot”" in card
+    link = _fix_links(body)[0]
+    step_url = alice.get(link)["Location"]
+    step = alice.get(step_url).content.decode()
+    assert_valid(step)
+    assert re.search(r'name="image_pull_secret"[^>]*value="quay-cv-robot"', step)
+    assert "Changed by the suggested fix (Clone using the pull secret “quay-cv-robot”)" \
+        in _text(step)
+    # the review's manifest pulls with it, in the Launcher's and the Workers' pods
+    review = alice.get(step_url.replace("/configuration/", "/review/")).content.decode()
+    assert html.unescape(review).count("imagePullSecrets:") == 2
