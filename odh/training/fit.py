@@ -64,6 +64,12 @@ class FitReport:
     # pods, or it asks for more than a quota holds even when nothing else runs.
     never_fits: bool = False
 
+    @property
+    def count_quota_full(self) -> bool:
+        """The quota on the number of MPIJobs is full: the cluster refuses the job itself,
+        and the project's finished jobs are what fill it."""
+        return any(line.resource == COUNT_QUOTA and not line.fits for line in self.lines)
+
 
 def _worker_ready(spec: MPIJobSpec) -> bool:
     return isinstance(spec.workers, int) and isinstance(spec.gpus_per_worker, int) \
@@ -140,7 +146,7 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
     elif violations:
         report.waiting_note = _("You can still create the job, but the project's LimitRange "
                                 "will refuse its pods until the amounts are within its bounds.")
-    elif any(line.resource == COUNT_QUOTA and not line.fits for line in report.lines):
+    elif report.count_quota_full:
         # the API server refuses the MPIJob itself: nothing would wait
         report.waiting_note = _("The cluster refuses to create it while the quota is full: "
                                 "delete finished jobs you no longer need first.")

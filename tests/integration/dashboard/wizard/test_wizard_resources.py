@@ -153,3 +153,30 @@ def test_a_missing_volume_claim_is_named(alice):
     assert r.status_code == 200
     assert "Choose the volume claim to mount" in text
     assert 'Mount path "data" is not absolute' in text
+
+
+def test_a_full_count_quota_says_finished_jobs_fill_it_and_leads_to_them(alice,
+                                                                        demo_cluster):
+    from kubernetes import client as k8s
+
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        quota = core.read_namespaced_resource_quota("team-quota", CV)
+        key = "count/mpijobs.kubeflow.org"
+        hard, used = quota.spec.hard[key], quota.status.used[key]
+        core.patch_namespaced_resource_quota("team-quota", CV, {"spec": {"hard": {key: used}}})
+        try:
+            key_ = _draft_asking_for(alice, workers=1, gpus=0, namespace=CV)
+            page = alice.get(step_url(key_, "resources")).content.decode()
+        finally:
+            core.patch_namespaced_resource_quota("team-quota", CV,
+                                                 {"spec": {"hard": {key: hard}}})
+    assert_valid(page)
+    text = _text(page)
+    assert "finished jobs count" in text
+    assert ("The cluster refuses to create it while the quota is full: delete finished jobs "
+            "you no longer need first.") in text
+    jobs = reverse("training-job-list")
+    assert (f'href="{jobs}?project=team-cv&amp;status=Succeeded&amp;sort=created">Succeeded '
+            "jobs in team-cv, oldest first</a>") in page
+    assert "Failed jobs in team-cv, oldest first" in text
