@@ -16,12 +16,14 @@ sends on (re)connect.
 - `render_event_rows(events, now, new=...)`: the Events tab's rows (`#job-event-rows`), all
   of them or new ones on top. Always a frame of its own: a `<tbody>` (like any part of a
   table) is dropped by the HTML parser unless it starts the fragment.
+- `render_event_timeline(kind, job, pods, events, now)`: the Events tab's timeline in
+  words (`#job-event-timeline`), whole, sent with the rows of new events.
 - `announcement(summary)`: the sentence a screen reader hears when the status changes.
 
-Event rows are of every type; a viewer's Events filter (Warning/Normal) is applied by the
-page (static/js/live.js keeps the rows whose `data-event-type` matches the table's
-`data-event-filter`). Ages and durations are `<time data-elapsed>` elements that the page
-keeps counting between pushes (live_tags `elapsed_time`).
+Event rows and timeline lines are of every type; a viewer's Events filter (Warning/Normal)
+is applied by the page (static/js/live.js keeps the rows and lines whose `data-event-type`
+matches the tab's `data-event-filter`). Ages and durations are `<time data-elapsed>`
+elements that the page keeps counting between pushes (live_tags `elapsed_time`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from odh.training import event_timeline
 from odh.training.diagnosis import Diagnosis
+from odh.training.kinds import JobKind
 from odh.training.story import tell
 from odh.training.summary import JobStatus, JobSummary
 
@@ -126,6 +130,22 @@ def render_event_rows(events: list[Obj], now: datetime, *, new: bool = False) ->
                        {"events": events, "now": now})
     return _render("training/tabs/events.html#event-rows",
                    {"events": events, "now": now, "oob": True, "event_type": ""})
+
+
+def timeline_of(kind: JobKind, job: Obj, pods: list[Obj],
+                events: list[Obj]) -> list[event_timeline.Line]:
+    """The Events tab's timeline in words of a job's events (`queries.job_events`)."""
+    name = str((job.get("metadata") or {}).get("name", ""))
+    return event_timeline.build(kind, name, events, pods)
+
+
+def render_event_timeline(kind: JobKind, job: Obj, pods: list[Obj], events: list[Obj],
+                          now: datetime) -> str:
+    """The Events tab's timeline, whole and of every type (the page keeps its filter's
+    lines), to swap in by id: a frame of its own, after the rows."""
+    return _render("training/tabs/events.html#event-timeline",
+                   {"timeline": timeline_of(kind, job, pods, events), "now": now, "oob": True,
+                    "event_type": ""})
 
 
 def status_text(status: JobStatus | str) -> str:

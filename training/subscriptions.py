@@ -393,6 +393,8 @@ class OneJob(SubscriptionKind):
             live.render_job_update(summary, detail.job, detail.pods, now, seen)]
         if events:
             frames.append(live.render_event_rows(detail.events, now))
+            frames.append(live.render_event_timeline(detail.kind, detail.job, detail.pods,
+                                                     detail.events, now))
         return str(summary.status), frames
 
     def _status_only(self, client: ClusterClient, sub: Subscription, view: ViewState,
@@ -425,6 +427,8 @@ class OneJob(SubscriptionKind):
         if message.get("event_rows") and view.sees_events(sub.namespace) \
                 and view.wants_events():
             frames.append(str(message["event_rows"]))  # a frame of its own (a <tbody>)
+            if message.get("event_timeline"):
+                frames.append(str(message["event_timeline"]))
         return frames
 
 

@@ -1,7 +1,8 @@
 // The cluster overview's charts (training/templates/training/cluster_overview.html).
 // The numbers come from the JSON in #cluster-chart-data; the same numbers are in the tables
-// under each chart, which is what screen readers read (each chart is a labelled group: its
-// Plotly toolbar buttons must not sit inside an image role).
+// under each chart, which is what screen readers read (each chart is a labelled group).
+// No Plotly mode bar: both axes are fixed (nothing to zoom or pan), and over these short
+// charts it covered the legend and the threshold's label.
 //
 // Live updates (training/cluster_subscriptions.py): when the server says the cluster changed
 // (a `live:message` event whose detail is {"type": "cluster-changed"}, or a
@@ -11,8 +12,7 @@
   "use strict";
 
   var FONT = {family: "RedHatText, Overpass, Helvetica, Arial, sans-serif", size: 13};
-  var CONFIG = {displaylogo: false, responsive: true,
-                modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
+  var CONFIG = {displaylogo: false, responsive: true, displayModeBar: false};
 
   function data() {
     var node = document.getElementById("cluster-chart-data");

@@ -7,7 +7,12 @@
   var FONT = {family: "RedHatText, Overpass, Helvetica, Arial, sans-serif", size: 13};
   var CONFIG = {displaylogo: false, responsive: true,
                 modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
+  // One colour per job (its place on the page: the same in both charts), each at least 3:1
+  // on the light and the dark theme's background.
+  var COLOURS = ["#2b7bd6", "#c46100", "#3e8635", "#8476d1", "#e0483a", "#009596"];
 
+  // A job with no points has no series here: the page says so under the chart, or in place
+  // of it (training/views/compare.py). A single point has no line to draw: a marker then.
   function draw(id, series, xTitle, yTitle) {
     var gd = document.getElementById(id);
     if (!gd || !series.length || !window.Plotly) return;
@@ -15,16 +20,20 @@
       return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
     };
     var traces = series.map(function (s) {
-      return {type: "scatter", mode: "lines", name: escape(s.name), x: s.x, y: s.y,
+      var colour = COLOURS[s.colour % COLOURS.length];
+      return {type: "scatter", mode: s.x.length > 1 ? "lines" : "markers", name: escape(s.name),
+              x: s.x, y: s.y, line: {color: colour}, marker: {color: colour, size: 8},
               hovertemplate: "%{fullData.name}: %{y} · %{x} min<extra></extra>"};
     });
-    window.Plotly.react(gd, traces, {
+    // the theme's text, paper and grid colours (static/js/theme.js): Plotly's own are for
+    // a white page
+    window.Plotly.react(gd, traces, window.dashboardChartTheme({
       font: FONT, height: 300, margin: {l: 50, r: 20, t: 20, b: 50},
       xaxis: {title: {text: xTitle}, rangemode: "tozero"},
       yaxis: {title: {text: yTitle}, range: [0, 105]},
-      legend: {orientation: "h", y: -0.3},
-      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)"
-    }, CONFIG);
+      showlegend: true,  // names the job even when it is the only one drawn
+      legend: {orientation: "h", y: -0.3}
+    }), CONFIG);
   }
 
   function start() {

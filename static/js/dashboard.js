@@ -90,6 +90,66 @@
   });
 })();
 
+// A job's tabs (job_detail.html, nav.dash-tabs): on a narrow screen the strip scrolls
+// sideways. A fade with a chevron shows on each side where tabs are hidden (the classes
+// dash-tabs--more-start and dash-tabs--more-end), and the current tab is scrolled into view
+// whenever the strip is drawn (page load, a tab swapped in by htmx). The cues are decorative
+// (aria-hidden): the tabs are links, Tab reaches each one and the browser scrolls the strip
+// to it; a click on a cue scrolls the strip that way, for a mouse.
+(function () {
+  "use strict";
+
+  function list(nav) { return nav.querySelector(".pf-v6-c-tabs__list"); }
+
+  function update(nav) {
+    var strip = list(nav);
+    if (!strip) return;
+    var hidden = strip.scrollWidth - strip.clientWidth;
+    nav.classList.toggle("dash-tabs--more-start", hidden > 1 && strip.scrollLeft > 1);
+    nav.classList.toggle("dash-tabs--more-end", hidden > 1 && strip.scrollLeft < hidden - 1);
+  }
+
+  function reveal(nav) {
+    var strip = list(nav);
+    var current = strip && strip.querySelector(".pf-m-current");
+    if (current && strip.scrollWidth > strip.clientWidth) {
+      var box = strip.getBoundingClientRect();
+      var tab = current.getBoundingClientRect();
+      var left = tab.left - box.left + strip.scrollLeft - (strip.clientWidth - tab.width) / 2;
+      strip.scrollTo({ left: Math.max(0, left), behavior: "instant" });
+    }
+    update(nav);
+  }
+
+  // a strip not seen yet (the page's, or one an htmx swap brought): its current tab in view
+  function fresh(nav) {
+    if (nav.dashTabsSeen) { update(nav); return; }
+    nav.dashTabsSeen = true;
+    reveal(nav);
+  }
+
+  function all(each) { document.querySelectorAll(".dash-tabs").forEach(each); }
+
+  // scroll events do not bubble: caught on their way down
+  document.addEventListener("scroll", function (event) {
+    var strip = event.target;
+    if (!strip.classList || !strip.classList.contains("pf-v6-c-tabs__list")) return;
+    var nav = strip.closest(".dash-tabs");
+    if (nav) update(nav);
+  }, true);
+  document.addEventListener("click", function (event) {
+    var cue = event.target.closest ? event.target.closest(".dash-tabs__cue") : null;
+    var strip = cue && list(cue.closest(".dash-tabs"));
+    if (!strip) return;
+    var step = strip.clientWidth * 0.7;
+    strip.scrollBy({ left: cue.classList.contains("dash-tabs__cue--start") ? -step : step });
+  });
+  document.addEventListener("htmx:afterSettle", function () { all(fresh); });
+  window.addEventListener("resize", function () { all(update); });
+  if (document.fonts && document.fonts.ready) document.fonts.ready.then(function () { all(update); });
+  all(fresh);
+})();
+
 // The masthead's navigation button: opens and closes the left navigation (over the page on
 // narrow screens, beside it from 75rem). Escape closes it when it covers the page.
 (function () {

@@ -17,9 +17,9 @@
 //    4403 and 4400 show the reason and stop,
 //  - gives pushed forms the page's CSRF token (the server renders pushes once for everyone),
 //  - keeps keyboard focus on the same element when a push replaces it,
-//  - on the Events tab, keeps out pushed rows of the type the table's filter leaves out
-//    (`data-event-filter`; pushes are shared by viewers of every filter) and shows the
-//    table's "No events" row (`data-empty-text`) when no row is left,
+//  - on the Events tab, keeps out pushed rows and timeline lines of the type the tab's
+//    filter leaves out (`data-event-filter`; pushes are shared by viewers of every filter)
+//    and shows the "No events" row or text (`data-empty-text`) when none is left,
 //  - on the job list, reads "refresh" (a job was created, or the snapshot has jobs the page
 //    may lack): fetches #job-table again over htmx at the page's own address (its filters,
 //    the person's token), debounced, and announces "Job x was created." for each new row
@@ -143,12 +143,32 @@
 
   // -- the Events tab's filter ------------------------------------------------------------
   var EVENT_ROWS = "#job-event-rows";
+  var TIMELINE = "#job-event-timeline";
+
+  // The timeline in words is pushed whole, of every type: it keeps the page's filter and
+  // the lines of that type, or says there are none.
+  function keepFilteredLines(element) {
+    var shown = document.querySelector(TIMELINE);
+    var wanted = (shown && shown.getAttribute("data-event-filter")) || "";
+    element.setAttribute("data-event-filter", wanted);
+    if (!wanted) return;
+    element.querySelectorAll("li[data-event-type]").forEach(function (line) {
+      if (line.getAttribute("data-event-type") !== wanted) line.remove();
+    });
+    var list = element.querySelector("ol");
+    if (!list || list.querySelector("li")) return;
+    var empty = document.createElement("p");
+    empty.className = "dash-timeline__empty";
+    empty.textContent = element.getAttribute("data-empty-text") || "";
+    list.replaceWith(empty);
+  }
 
   // Rows of events (all of them on connect, new ones on top later) are pushed to every
   // viewer of the job; a table filtered to Warning (or Normal) keeps only those. New rows
   // replace the page's rows of the same events (a changed count, or shown by a snapshot
   // just before): no event is shown twice. False: the element has nothing left to add.
   function keepFilteredEvents(element, selector) {
+    if (selector === TIMELINE) keepFilteredLines(element);
     if (selector !== EVENT_ROWS) return true;
     var rows = document.querySelector(EVENT_ROWS);
     var table = rows && rows.closest("table[data-event-filter]");
@@ -167,10 +187,13 @@
     return fresh.length > 0;
   }
 
-  // "No events" when the (filtered) table has no row, not when it has some.
+  // "No events" when the (filtered) table has no row, not when it has some; the count
+  // beside the table's disclosure is that of its rows.
   function showWhetherEventsAreEmpty() {
     var rows = document.querySelector(EVENT_ROWS);
     if (!rows) return;
+    var count = document.getElementById("job-events-count");
+    if (count) count.textContent = String(rows.querySelectorAll("tr[data-event-type]").length);
     var some = rows.querySelector("tr[data-event-type]") !== null;
     var empty = document.getElementById("job-events-empty");
     if (some && empty) empty.remove();

@@ -13,6 +13,12 @@
 // series' `label` (the name with <, > and & escaped: odh/training/series.py plotly_text)
 // and its hover template says %{fullData.name}, never the name itself. The plain name is
 // kept in the trace's `meta`, to find its row in the table and its trace in new points.
+//
+// Plotly draws the times in the browser's own time zone: the caption above the charts names
+// that zone (its sentence, translated, is the page's data-text-zone).
+// Plotly's mode bar shows at the chart's top right corner while the pointer is on the chart
+// or one of its buttons has the keyboard focus: the top margin is kept free for it, so it
+// never covers a label (the GPU memory's capacity).
 (function () {
   "use strict";
 
@@ -56,6 +62,16 @@
   }
 
   function ms(iso) { return Date.parse(iso); }
+
+  // The caption says the time zone the axes are drawn in: the browser's.
+  function nameZone(root) {
+    var caption = root.parentNode.querySelector("[data-metrics-zone]");
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    if (!caption || !zone) return;  // the page's sentence: the zone the dashboard knows
+    var text = (caption.getAttribute("data-text-zone") || "").replace("%(zone)s", zone);
+    if (text && caption.textContent !== text) caption.textContent = text;
+  }
 
   function times(seconds) { return seconds.map(function (t) { return t * 1000; }); }
 
@@ -126,7 +142,7 @@
     var c = window.dashboardChartColours();
     var layout = {
       height: 320,
-      margin: {l: 56, r: 16, t: 12, b: 32},
+      margin: {l: 56, r: 16, t: 40, b: 32},  // t: room for the mode bar (28 px) and a label
       font: {family: '"Red Hat Text", "RedHatText", "Overpass", Helvetica, Arial, sans-serif',
              size: 12, color: c.text},
       paper_bgcolor: c.surface, plot_bgcolor: c.surface,  // Plotly's own modebar colours then
@@ -167,7 +183,7 @@
 
   View.prototype.draw = function () {
     var self = this;
-    var config = {responsive: true, displaylogo: false,
+    var config = {responsive: true, displaylogo: false, displayModeBar: "hover",
                   modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
     Object.keys(this.data.charts).forEach(function (key) {
       var chart = self.data.charts[key];
@@ -386,6 +402,7 @@
       var view = new View(root);
       root.dashMetricsView = view;
       views.push(view);
+      nameZone(root);
       whenPlotly(root.getAttribute("data-plotly-src"), function () {
         if (view.stopped) return;
         view.load();

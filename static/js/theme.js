@@ -20,8 +20,8 @@
     });
   }
 
-  // The colours charts draw with (static/js/metrics.js, cluster.js), read from the
-  // stylesheet so they follow the theme.
+  // The colours charts draw with (static/js/metrics.js, cluster.js, compare.js), read from
+  // the stylesheet so they follow the theme.
   window.dashboardChartColours = function () {
     var style = getComputedStyle(root);
     function pick(name, fallback) { return style.getPropertyValue(name).trim() || fallback; }
@@ -33,14 +33,33 @@
     };
   };
 
+  // The theme's colours of a Plotly chart's text, paper, grid and zero lines, as
+  // Plotly.relayout's keys: Plotly's defaults are for a white page (about 1.5:1 on dark).
+  function chartTheme() {
+    var c = window.dashboardChartColours();
+    return {"font.color": c.text, paper_bgcolor: c.surface, plot_bgcolor: c.surface,
+            "xaxis.gridcolor": c.grid, "yaxis.gridcolor": c.grid,
+            "xaxis.zerolinecolor": c.muted, "yaxis.zerolinecolor": c.muted};
+  }
+
+  // The same colours put into a layout for Plotly.newPlot or react (static/js/compare.js);
+  // the layout is changed and returned.
+  window.dashboardChartTheme = function (layout) {
+    var theme = chartTheme();
+    Object.keys(theme).forEach(function (path) {
+      var keys = path.split("."), node = layout;
+      for (var i = 0; i < keys.length - 1; i++) node = node[keys[i]] = node[keys[i]] || {};
+      node[keys[keys.length - 1]] = theme[path];
+    });
+    return layout;
+  };
+
   // The browser switched between light and dark while a page with charts is open.
   function recolourCharts() {
     if (!window.Plotly) return;
-    var c = window.dashboardChartColours();
+    var theme = chartTheme();
     document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
-      window.Plotly.relayout(gd, {"font.color": c.text, paper_bgcolor: c.surface,
-                                  plot_bgcolor: c.surface, "xaxis.gridcolor": c.grid,
-                                  "yaxis.gridcolor": c.grid});
+      window.Plotly.relayout(gd, theme);
     });
   }
 

@@ -271,14 +271,27 @@ def _event_types(page) -> list[str]:
                                      "rows => rows.map(r => r.dataset.eventType)")
 
 
+def _line_types(page) -> list[str]:
+    """The types of the timeline's lines (the Events tab's list in words)."""
+    return page.eval_on_selector_all("#job-event-timeline li[data-event-type]",
+                                     "lines => lines.map(l => l.dataset.eventType)")
+
+
+def _show_the_clusters_rows(page) -> None:
+    page.locator("#job-events-raw > summary").click()
+
+
 def test_the_events_snapshot_keeps_to_the_tab_s_filter(page, live_dashboard):
     # gpt2-finetune's events are of both types; the page asks for the warnings
     sign_in(page, live_dashboard, "alice",
             f"/jobs/{NS}/mpijob/gpt2-finetune/?tab=events&type=Warning")
-    shown = _event_types(page)
+    shown, lines = _event_types(page), _line_types(page)
     assert shown and set(shown) == {"Warning"}
+    assert lines and set(lines) == {"Warning"}
     _wait_live(page)  # the snapshot (every event, for every viewer) came before "ready"
     assert _event_types(page) == shown
+    assert _line_types(page) == lines
+    expect(page.locator("#job-events-count")).to_have_text(str(len(shown)))
 
 
 def test_pushed_events_keep_to_the_tab_s_filter(page, live_dashboard, jobs):
@@ -290,18 +303,23 @@ def test_pushed_events_keep_to_the_tab_s_filter(page, live_dashboard, jobs):
     _resume(jobs, name)
     expect(status).to_have_text("Running", timeout=SLOW)
     assert "Normal" not in _event_types(page)  # their rows were pushed, and left out
+    assert "Normal" not in _line_types(page)  # and their lines
     empty = page.locator("#job-events-empty")
     if not _event_types(page):
         expect(empty).to_contain_text("No events")
+    if not _line_types(page):
+        expect(page.locator("#job-event-timeline")).to_contain_text("No events")
 
     page.get_by_label("Event type").select_option("Normal")
     expect(page).to_have_url(re.compile(r"type=Normal"))
+    _show_the_clusters_rows(page)
     normal = page.locator("#job-event-rows tr[data-event-type=Normal]")
     expect(normal.first).to_be_visible()
     expect(status).to_have_text("Succeeded", timeout=SLOW)
     succeeded = page.locator("#job-event-rows tr").filter(has_text="MPIJobSucceeded")
     expect(succeeded).to_have_count(1, timeout=30_000)  # pushed on top, once
     assert set(_event_types(page)) == {"Normal"}
+    assert set(_line_types(page)) == {"Normal"}
     expect(empty).to_have_count(0)
     ids = page.eval_on_selector_all("#job-event-rows tr", "rows => rows.map(r => r.id)")
     assert len(ids) == len(set(ids))  # no event twice
@@ -319,11 +337,16 @@ def test_events_are_pushed_once_the_events_tab_is_open(page, live_dashboard, job
     page.get_by_role("link", name="Events", exact=True).click()
     expect(page).to_have_url(re.compile(r"tab=events"))
     rows = page.locator("#job-event-rows tr[data-event-type]")
-    expect(rows.first).to_be_visible()
+    expect(rows.first).to_be_attached()
     _resume(jobs, name)
     expect(page.locator("#job-header-status")).to_have_text("Running", timeout=SLOW)
-    started = page.locator("#job-event-rows tr").filter(has_text="Started")
-    expect(started.first).to_be_visible(timeout=30_000)  # pushed to the tab opened later
+    # pushed to the tab opened later: a Worker's start-up as one line in words...
+    started = page.locator("#job-event-timeline li").filter(
+        has_text=re.compile(r"Worker \d started \("))
+    expect(started.first).to_be_visible(timeout=30_000)
+    # ...and the cluster's rows behind it
+    _show_the_clusters_rows(page)
+    expect(page.locator("#job-event-rows tr").filter(has_text="Started").first).to_be_visible()
     assert page.evaluate("window.__socket === document.getElementById('live-socket')")
     assert _not_reloaded(page)
 

@@ -46,6 +46,7 @@ def test_alice_watches_bert_gpus_grow(page, live_dashboard, screenshot):
     # hovering names each GPU as the table does (Plotly reads names as markup: they are
     # sent escaped, and the hover template names its trace, never pastes the name in)
     chart = page.locator("#chart-gpu_util .js-plotly-plot")
+    chart.scroll_into_view_if_needed()  # the mouse hovers only what is on the screen
     box = chart.locator(".nsewdrag").first.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     hover = page.locator("#chart-gpu_util .hoverlayer")

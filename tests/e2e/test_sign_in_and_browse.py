@@ -29,6 +29,13 @@ def test_alice_finds_the_oom_killed_worker(page, live_dashboard, screenshot):
     screenshot("job-detail-failed")
 
     page.get_by_role("link", name="Events").click()
+    # what happened, in words: each pod's start-up one line, the job's failure its own
+    timeline = page.get_by_role("list", name="Timeline of events, oldest first")
+    expect(timeline).to_contain_text("BackoffLimitExceeded")
+    expect(timeline.get_by_role("listitem").filter(has_text="Worker 2 started")).to_have_count(1)
+    # every row from the cluster, one disclosure away (opened with the keyboard)
+    page.get_by_text("All events from the cluster").focus()
+    page.keyboard.press("Enter")
     events = page.get_by_role("table", name="Events, newest first")
     expect(events).to_contain_text("BackoffLimitExceeded")
     # the OOM-killed worker's own events are there too, not only the job's

@@ -25,8 +25,9 @@ channel layer:
 Message: `{"type": "hub.update", "html": "...", "announce": "...", "job":
 "<ns>/<kind>/<name>", "status": "Running", "change": "added|modified|deleted"}`; a job
 group's message adds `"event_rows"`, the new Events rows (sent to the page as a frame of
-their own: see `live.render_event_rows`). "added": the first message about a job created
-after the hub started (the job list fetches its table again).
+their own: see `live.render_event_rows`), and with them `"event_timeline"`, the Events
+tab's timeline in words made again (`live.render_event_timeline`). "added": the first
+message about a job created after the hub started (the job list fetches its table again).
 
 A job seen Succeeded or Failed gets its job history record (`history.HistoryWriter`,
 idempotent per uid, written off the flusher's thread), including the jobs that had
@@ -617,9 +618,11 @@ class Hub:
             def job_message() -> dict:
                 said, why, said_bare = in_language(translation.get_language())
                 rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
+                timeline = live.render_event_timeline(data.kind, data.job, data.pods, events,
+                                                      now) if new_events else ""
                 return {"type": "hub.update",
                         "html": live.render_job_update(said, data.job, data.pods, now, why),
-                        "event_rows": rows,
+                        "event_rows": rows, "event_timeline": timeline,
                         "html_status": live.render_job_status(said_bare, data.job, now),
                         "announce": live.announcement(said, why) if changed else "",
                         "announce_status": live.announcement(said_bare) if changed else "",

@@ -229,6 +229,53 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
     return choices
 
 
+def _gpu_gaps(shown: list[Column]) -> list[str]:
+    """Why a job has no GPU utilization to draw, one sentence each."""
+    if not settings.PROMETHEUS_URL:
+        return [_("Metrics are not set up: PROMETHEUS_URL is not configured.")]
+    return [_("%(name)s has not started: no GPU utilization yet.") % {"name": c.name}
+            if c.status == JobStatus.PENDING else
+            _("Prometheus has no GPU utilization for %(name)s.") % {"name": c.name}
+            for c in shown if not c.gpu]
+
+
+def _progress_gaps(shown: list[Column]) -> list[str]:
+    """Why a job has no training progress to draw, one sentence each."""
+    gaps = []
+    for c in shown:
+        if c.progress:
+            continue
+        if c.from_history:
+            gaps.append(_("%(name)s is a history record: its logs, where progress is read "
+                          "from, are gone.") % {"name": c.name})
+        elif c.status == JobStatus.PENDING:
+            gaps.append(_("%(name)s has not started: no progress yet.") % {"name": c.name})
+        else:
+            gaps.append(_("No progress was read from the logs of %(name)s.") % {"name": c.name})
+    return gaps
+
+
+def _series(shown: list[Column], key: str) -> list[dict]:
+    # `colour`: the job's place on the page, so a job has one colour in every chart
+    return [{"name": c.name, "colour": i, "x": [p[0] for p in getattr(c, key)],
+             "y": [p[1] for p in getattr(c, key)]}
+            for i, c in enumerate(shown) if getattr(c, key)]
+
+
+def _charts(shown: list[Column]) -> tuple[dict, list[dict]]:
+    """The charts' JSON (static/js/compare.js), and each chart's card: its title and a
+    sentence for each job it cannot draw (all of them: the sentences in place of an empty
+    chart)."""
+    data = {"gpu": _series(shown, "gpu"), "progress": _series(shown, "progress"),
+            "xTitle": _("Minutes since the job started"),
+            "gpuTitle": _("GPU utilization (%)"), "progressTitle": _("Training done (%)")}
+    cards = [{"key": "gpu", "title": data["gpuTitle"], "drawn": bool(data["gpu"]),
+              "gaps": _gpu_gaps(shown)},
+             {"key": "progress", "title": data["progressTitle"],
+              "drawn": bool(data["progress"]), "gaps": _progress_gaps(shown)}]
+    return data, cards
+
+
 @require_GET
 def job_compare(request: HttpRequest) -> HttpResponse:
     refs = _refs(request)
@@ -240,13 +287,8 @@ def job_compare(request: HttpRequest) -> HttpResponse:
     rows = [{"label": r.label, "differs": r.differs, "cells": list(zip(names, r.values,
                                                                       strict=True))}
             for r in compare([c.settings for c in shown])]
-    chart = {"gpu": [{"name": c.name, "x": [p[0] for p in c.gpu], "y": [p[1] for p in c.gpu]}
-                     for c in shown if c.gpu],
-             "progress": [{"name": c.name, "x": [p[0] for p in c.progress],
-                           "y": [p[1] for p in c.progress]} for c in shown if c.progress],
-             "xTitle": _("Minutes since the job started"),
-             "gpuTitle": _("GPU utilization (%)"), "progressTitle": _("Training done (%)")}
+    chart, charts = _charts(shown)
     return render(request, "training/job_compare.html", {
         "columns": columns, "shown": shown, "rows": rows, "candidates": candidates,
-        "refs": [c.ref for c in columns], "chart": chart,
+        "refs": [c.ref for c in columns], "chart": chart, "charts": charts,
         "differences": sum(r["differs"] for r in rows)})

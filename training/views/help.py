@@ -12,6 +12,7 @@ other file.
 from __future__ import annotations
 
 import functools
+import html
 import re
 
 import markdown
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import escape, strip_tags
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -28,6 +30,8 @@ from odh.training.diagnosis import PAGES, page_title
 
 _LINK = re.compile(r'href="(?P<slug>[a-z0-9-]+|README)\.md(?P<anchor>#[^"]*)?"')
 _TITLE = re.compile(r"<h1[^>]*>.*?</h1>\s*", re.S)
+_TABLE = re.compile(r"<table>.*?</table>", re.S)
+_HEADER_CELL = re.compile(r"<th(?:\s[^>]*)?>(?P<text>.*?)</th>", re.S)
 
 
 def _href(match: re.Match) -> str:
@@ -39,6 +43,18 @@ def _href(match: re.Match) -> str:
     else:
         return match.group(0)
     return f'href="{url}{match.group("anchor") or ""}"'
+
+
+def _scrolling_table(match: re.Match) -> str:
+    """A table in a box of its own that scrolls sideways where the screen is too narrow for
+    it (the page itself never does), reachable by keyboard and named by its columns."""
+    columns = [html.unescape(strip_tags(m.group("text"))).strip()
+               for m in _HEADER_CELL.finditer(match.group(0))]
+    # Translators: the name of a table in the troubleshooting guide, read by screen readers;
+    # `columns` are its column headings, separated by commas
+    label = _("Table: %(columns)s") % {"columns": ", ".join(c for c in columns if c)}
+    return (f'<div class="dash-help__table" role="region" tabindex="0" '
+            f'aria-label="{escape(label)}">{match.group(0)}</div>')
 
 
 def _page_path(slug: str, language: str):
@@ -63,7 +79,7 @@ def _rendered(slug: str, language: str = "en") -> tuple[str, str]:
     title = first.removeprefix("# ").strip() if first.startswith("# ") else page_title(slug)
     body = markdown.markdown(text, extensions=["tables", "fenced_code", "toc"],
                              output_format="html")
-    body = _LINK.sub(_href, _TITLE.sub("", body, count=1))
+    body = _TABLE.sub(_scrolling_table, _LINK.sub(_href, _TITLE.sub("", body, count=1)))
     return title, body
 
 

@@ -15,7 +15,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from odh.training import errors, export, listing
+from odh.training import errors, event_timeline, export, listing
 from odh.training.client import ClusterClient, Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
@@ -25,6 +25,7 @@ from odh.training.suspending import FINISHED, Suspension, set_suspended
 from .. import (
     diagnoses,
     job_progress,
+    live,
     mutations,
     permissions,
     queue_standing,
@@ -172,6 +173,9 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
         context["event_type"] = wanted if wanted in ("Normal", "Warning") else ""
         context["events"] = [e for e in detail.events
                              if not context["event_type"] or e.get("type") == wanted]
+        context["timeline"] = event_timeline.of_type(
+            live.timeline_of(job_kind, detail.job, detail.pods, detail.events),
+            context["event_type"])
     if tab == "configuration":
         shown = export.without_managed_fields(detail.job)
         context["job_yaml"] = export.to_yaml(shown)

@@ -168,6 +168,10 @@ def test_a_job_page_gets_the_current_state_first_then_ready(open_tab, loop, cook
     events = tab.next()
     assert events.startswith('<tbody id="job-event-rows" hx-swap-oob="true"')
     assert 'data-event-type="Normal"' in events
+    # then the timeline in words, whole (each Worker's start-up one line)
+    timeline = tab.next()
+    assert timeline.startswith('<div id="job-event-timeline" hx-swap-oob="true"')
+    assert "Worker 7 started (" in timeline
     ready = tab.until_ready()
     assert ready["subscriptions"] == [f"job={BERT}"]
     assert tab.frames.index(first) == 1
@@ -179,23 +183,26 @@ def test_a_job_page_on_another_tab_than_events_gets_no_events_rows(open_tab, loo
     tab = open_tab(f"job={BERT}&tab=overview", cookie_of("alice"))
     tab.until_ready()
     assert any('id="job-header-status"' in f for f in tab.frames)
-    assert not any("job-event-rows" in f for f in tab.frames)
+    assert not any("job-event-rows" in f or "job-event-timeline" in f for f in tab.frames)
     rows = ('<tbody hx-swap-oob="afterbegin:#job-event-rows"><tr id="event-x" '
             'data-event-type="Normal"><td>x</td></tr></tbody>')
+    timeline = '<div id="job-event-timeline" hx-swap-oob="true"><ol><li>x</li></ol></div>'
     group_send(loop, "job.team-nlp.bert-large-pretrain", {
         "type": "hub.update", "html": "<div id='job-header-status'></div>",
-        "event_rows": rows, "announce": "", "job": BERT, "status": "Running",
-        "change": "modified"})
+        "event_rows": rows, "event_timeline": timeline, "announce": "", "job": BERT,
+        "status": "Running", "change": "modified"})
     assert tab.next() == "<div id='job-header-status'></div>"
     # the person opens the Events tab: its rows come, and from now on the new ones
     tab.send({"action": "show", "page": "tab=events"})
     assert json.loads(tab.next())["type"] == "statuses"
     assert 'id="job-header-status"' in tab.next()
     assert tab.next().startswith('<tbody id="job-event-rows" hx-swap-oob="true"')
+    assert tab.next().startswith('<div id="job-event-timeline" hx-swap-oob="true"')
     group_send(loop, "job.team-nlp.bert-large-pretrain", {
-        "type": "hub.update", "html": "", "event_rows": rows, "announce": "", "job": BERT,
-        "status": "Running", "change": "modified"})
+        "type": "hub.update", "html": "", "event_rows": rows, "event_timeline": timeline,
+        "announce": "", "job": BERT, "status": "Running", "change": "modified"})
     assert tab.next() == rows
+    assert tab.next() == timeline
 
 
 def test_the_job_list_gets_its_projects_rows(open_tab, loop, cookie_of):
@@ -318,6 +325,7 @@ def test_subscribe_and_unsubscribe_by_message(open_tab, loop, cookie_of):
     snapshot = tab.next()
     assert 'id="job-header-status"' in snapshot
     assert tab.next().startswith('<tbody id="job-event-rows"')
+    assert tab.next().startswith('<div id="job-event-timeline"')
     assert json.loads(tab.next()) == {"type": "subscribed", "subscription": f"job={BERT}"}
     tab.send({"action": "unsubscribe", "kind": "job", "value": BERT})
     assert json.loads(tab.next()) == {"type": "unsubscribed", "subscription": f"job={BERT}"}
@@ -737,6 +745,7 @@ def test_a_socket_that_may_see_the_job_but_not_its_pods_gets_its_status_only(
         "html": '<table id="job-replicas" hx-swap-oob="true">bert-large-pretrain-worker-7',
         "html_status": '<span id="job-header-status" hx-swap-oob="true">Running</span>',
         "event_rows": '<tbody id="job-event-rows">FailedScheduling</tbody>',
+        "event_timeline": '<div id="job-event-timeline">FailedScheduling</div>',
         "announce": "Job bert-large-pretrain is now Running: Worker 2 was OOMKilled",
         "announce_status": "Job bert-large-pretrain is now Running."})
     pushed = tab.until(lambda f: "job-header-status" in f or "job-replicas" in f)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.urls import reverse
 
 from tests.html_checks import assert_valid
@@ -49,3 +51,15 @@ def test_the_guide_is_read_in_the_readers_language_english_where_not_translated(
     alice.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     body = alice.get(reverse("training-help-page", args=["oom-killed"])).content.decode()
     assert "<h2" in body and "What to do" in body
+
+
+def test_a_table_scrolls_in_a_region_of_its_own_named_by_its_columns(alice):
+    """On a phone the guide's page never scrolls sideways: a table too wide for the screen
+    scrolls in its own box, which Tab reaches and a screen reader names."""
+    body = alice.get(reverse("training-help")).content.decode()
+    assert_valid(body)
+    article = body.split("<article", 1)[1]
+    tables = re.findall(r'<div class="dash-help__table" role="region" tabindex="0" '
+                        r'aria-label="([^"]+)"><table>', article)
+    assert "Table: class, what it means, who usually acts" in tables
+    assert len(tables) == article.count("<table")  # every table is in one

@@ -308,3 +308,17 @@ def test_the_window_title_names_the_tab(alice):
     # a tab fetched alone (htmx) brings its title along
     tab = alice.get(GPT2, {"tab": "logs"}, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(r"<title>Logs · gpt2-finetune · [^<]+</title>", tab)
+
+
+def test_the_tab_strip_has_its_scroll_cues_hidden_from_screen_readers(alice):
+    """On a phone the tabs scroll sideways: a cue on each side (shown by static/js/dashboard.js
+    where tabs are hidden) is decoration, out of the accessibility tree and the tab order; the
+    strip comes with a tab fetched alone (htmx) too."""
+    for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+        body = alice.get(BERT, {"tab": "metrics"}, **headers).content.decode()
+        nav = re.search(r'<nav class="pf-v6-c-tabs dash-tabs" aria-label="Job details">(.*?)</nav>',
+                        body, re.S)
+        assert nav, "no tab strip"
+        cues = re.findall(r'<span class="dash-tabs__cue [^"]+"([^>]*)>', nav.group(1))
+        assert cues == [' aria-hidden="true"'] * 2
+        assert "tabindex" not in "".join(cues)

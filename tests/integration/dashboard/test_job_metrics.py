@@ -236,3 +236,18 @@ def test_overview_leaves_the_gpu_line_out_without_prometheus(alice, settings, ca
     r = alice.get(BERT)
     assert r.status_code == 200
     assert "avg across" not in _text(r.content.decode())
+
+
+def test_metrics_tab_says_which_time_zone_its_times_are_in(alice):
+    """The charts' times are in the browser's time zone: the page says the zone the dashboard
+    has for the person (the browser's, sent as a cookie; UTC before that), and gives the
+    script the sentence to name the browser's zone with."""
+    body = alice.get(BERT, {"tab": "metrics", "range": "1h"}).content.decode()
+    assert_valid(body)
+    assert "Times are in the UTC time zone." in _text(body)
+    assert "in UTC" not in _text(body)
+    assert 'data-text-zone="Times are in the %(zone)s time zone."' in body
+    alice.cookies["dashboard_tz"] = "Asia/Tokyo"
+    body = alice.get(BERT, {"tab": "metrics", "range": "1h"}).content.decode()
+    assert "Last 1h, one point every" in _text(body)
+    assert "Times are in the Asia/Tokyo time zone." in _text(body)

@@ -73,6 +73,12 @@ def test_a_new_job_is_pushed_to_its_page_and_the_list(hub, loop_thread, layer, j
     done = page.wait_for(lambda m: m["job"] == job_ref(name) and m["status"] == "Succeeded",
                          what="Succeeded on the job page")
     assert done["announce"].startswith(f"Job {name} is now Succeeded")
+    # with new rows, the Events tab's timeline in words comes whole: a Worker's start-up
+    # is one line
+    timelines = [m["event_timeline"] for m in page.about(job_ref(name))
+                 if m.get("event_timeline")]
+    assert timelines[-1].startswith('<div id="job-event-timeline" hx-swap-oob="true"')
+    assert "Worker 1 started (" in "".join(timelines)
     # the same to every viewer: nothing personal in what is pushed
     for message in page.messages + listing.messages:
         assert "csrfmiddlewaretoken" not in message["html"]
