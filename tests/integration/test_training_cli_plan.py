@@ -131,7 +131,7 @@ def test_create_with_wait_list_get_and_describe(sh, alice):
 
 
 def test_describe_watch_prints_each_change_until_the_end(sh):
-    done = sh(f"{running('cli-watch', seconds=150)} >/dev/null && "
+    done = sh(f"{running('cli-watch', seconds=600)} >/dev/null && "
               f"odh training describe mpijob cli-watch -n {NS} --watch", timeout=120)
     assert done.returncode == 0, done.stderr
     statuses = [line.split(":", 1)[1].strip() for line in done.stdout.splitlines()
