@@ -7,13 +7,24 @@ STAMP := $(VENV)/.installed
 ASSETS := node_modules/.installed
 PORT ?= 8000
 
-.PHONY: demo test install lint simcluster clean messages
+.PHONY: demo test install lint lock simcluster clean messages
 
-$(STAMP): pyproject.toml
+# Every Python package at the version and hashes of requirements.lock (`make lock` after a
+# change to pyproject.toml's dependencies), then the project itself, with nothing more.
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e ".[dashboard,simcluster,test]"
+	$(PIP) install -q --require-hashes -r requirements.lock
+	$(PIP) install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# requirements.lock again from pyproject.toml, with pip-tools in a venv of its own;
+# `make lock UPGRADE=1` moves every package to its newest release.
+lock:
+	test -x .venv-lock/bin/pip-compile || ($(PYTHON) -m venv .venv-lock && \
+		.venv-lock/bin/pip install -q pip-tools)
+	.venv-lock/bin/pip-compile -q --generate-hashes --allow-unsafe --all-build-deps \
+		--no-emit-index-url --no-emit-find-links --strip-extras $(if $(UPGRADE),--upgrade) \
+		--extra dashboard --extra simcluster --extra test -o requirements.lock pyproject.toml
 
 # Front-end assets (PatternFly CSS) come from npm, never copied into the repository.
 $(ASSETS): package.json package-lock.json
@@ -22,7 +33,7 @@ $(ASSETS): package.json package-lock.json
 
 # Translation catalogues: compiled at install (and again whenever a .po changes)
 CATALOGUES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
-$(CATALOGUES): %.mo: %.po $(STAMP)
+$(CATALOGUES) &: $(CATALOGUES:.mo=.po) $(STAMP)
 	$(PY) manage.py compiletranslations
 
 install: $(STAMP) $(ASSETS) $(CATALOGUES)
@@ -45,7 +56,7 @@ test: install
 		echo "kubectl could not be installed here: its tests will say so"
 	$(VENV)/bin/ruff check .
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null
-	$(PY) -m pytest -n 2 --dist loadgroup tests
+	$(PY) -m pytest -n 3 --dist loadgroup tests
 
 # Extract translatable strings into locale/<lang>/LC_MESSAGES/django.po: every shipped
 # language, or only LANG_CODE=de to start a new one (scripts/translate.py fills them)
@@ -58,4 +69,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) node_modules .simcluster
+	rm -rf $(VENV) .venv-lock node_modules .simcluster

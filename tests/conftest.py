@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from tests import simcluster_process
+from tests.scheduling import group_of
+
+# Playwright's sync API runs an event loop in the test process's main thread, which Django
+# then takes for async code: the database tests that follow a browser test on the same
+# worker would be refused. The test process only; the dashboard never sets it.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(scope="session")
@@ -31,27 +42,34 @@ def bob_api(simcluster):
     return simcluster.api_client("bob")
 
 
-# `make test` runs the suite on two pytest-xdist workers (--dist loadgroup): tests that
-# must not run at the same time as each other share a group, so they run on one worker, one
-# after the other. The browser tests (one Chromium at a time is what two cores bear), and
-# the tests that use the machine's one PostgreSQL database `test`. Known: with pytest 9.2
-# and pytest-xdist 3.8 the groups are not applied (xdist adds them to `item._nodeid`,
-# which pytest 9.2 no longer reads). With pytest 8.4 they are, and tests that happened to
-# pass on the other worker then fail: a database fixture after a Playwright test in the
-# same process (Django's async-unsafe check) and log capture in test_errors.py; to be
-# fixed before pinning pytest.
-_GROUPS = {"tests/e2e/": "browser",
-           "tests/integration/database/": "postgresql",
-           "tests/integration/hub/test_history.py": "postgresql"}
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s two workers share the suite as tests/scheduling.py says."""
+    if config.getoption("dist") == "loadgroup":
+        from tests.scheduling import SuiteScheduling
+
+        return SuiteScheduling(config, log)
+    return None
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        path = str(item.path.relative_to(config.rootpath)) if item.path else ""
-        for prefix, group in _GROUPS.items():
-            if path.startswith(prefix):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+@pytest.fixture(autouse=True)
+def _one_at_a_time(request, testrun_uid):
+    """A test of a group (the browser tests, the PostgreSQL tests) fails at once when
+    another test of its group is running on the other worker: the groups are not applied."""
+    group = group_of(str(request.node.path.relative_to(request.config.rootpath)))
+    if not group:
+        yield
+        return
+    lock = Path(tempfile.gettempdir()) / f"odh-tests-{testrun_uid}-{group}.lock"
+    with open(lock, "w") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.fail(f"another test of the group {group!r} is running at the same time: "
+                        "the suite's groups are not applied (see tests/scheduling.py)")
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

@@ -127,8 +127,8 @@ def test_alice_watches_a_new_job_run_without_reloading(page, live_dashboard, job
 
 
 def test_a_job_that_finishes_no_longer_shows_time_left(page, live_dashboard, jobs):
-    # ~30 s of training at speed 20, ten epochs logged: the Overview can tell the time left
-    name = _new_job(jobs, "live-eta", run_seconds=600)
+    # ~15 s of training at speed 20, ten epochs logged: the Overview can tell the time left
+    name = _new_job(jobs, "live-eta", run_seconds=300)
     jobs.wait_condition(name, "Running", timeout=90)
     sign_in(page, live_dashboard, "alice", f"/jobs/{NS}/mpijob/{name}/")
     overview = page.locator("#job-overview-state")

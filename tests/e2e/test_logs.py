@@ -20,14 +20,14 @@ from tests.training_jobs import Jobs, mpijob
 from tests.waiting import wait_until
 
 NS = "team-nlp"
-SHORT = "logs-e2e-worker"  # training takes 600 s nominal: 30 s at the e2e cluster's speed 20
+SHORT = "logs-e2e-worker"  # training takes 300 s nominal: 15 s at the e2e cluster's speed 20
 LONG = "logs-e2e-all"  # 3000 s nominal, an epoch line every ~0.25 s
 
 
 @pytest.fixture(scope="module")
 def running_jobs(e2e_cluster):
     jobs = Jobs(e2e_cluster.api_client("alice"), NS)
-    jobs.create(mpijob(SHORT, workers=2, run_seconds=600,
+    jobs.create(mpijob(SHORT, workers=2, run_seconds=300,
                        annotations={"simcluster.io/epochs": "10"}))
     jobs.create(mpijob(LONG, workers=2, run_seconds=3000,
                        annotations={"simcluster.io/epochs": "300"}))

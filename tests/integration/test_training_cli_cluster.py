@@ -12,11 +12,22 @@ from pathlib import Path
 import pytest
 
 from odh.training.sdk import TrainingClient
+from tests import simcluster_process
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "team-nlp"
 COMMAND = ["--", "horovodrun", "-np", "2", "python", "train.py"]
+
+
+@pytest.fixture(scope="module")
+def simcluster(tmp_path_factory):
+    """A cluster of this module's own: its jobs wait for room on the one node, so the jobs
+    other modules leave running on the session's cluster would make them fail."""
+    cluster = simcluster_process.start(tmp_path_factory.mktemp("cli-cluster") / "state",
+                                       scenario="empty", speed=50)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,54 @@
+"""How `make test` shares the suite between its two pytest-xdist workers.
+
+pytest-xdist's own `--dist loadgroup` reads a test's group from a suffix it adds to the
+test's node id, which pytest 9.2 no longer reads back: its groups silently stopped being
+applied. This scheduler decides from the test's path instead, so it does not depend on
+pytest's internals:
+
+- every browser test (one Chromium at a time is what two cores bear) is one unit, and so is
+  every test of the machine's one PostgreSQL database `test`: each runs on one worker, one
+  test after the other (`tests/groups.py` fails a test that finds its group already busy);
+- a module of `tests/integration`, `tests/conformance` or `tests/deploy` is one unit, so
+  the simcluster or daphne its module-scoped fixtures start is started once, not once per
+  worker;
+- a unit test is a unit of its own.
+
+The biggest units are handed out first (xdist's `loadscopereorder`), so the long browser
+group starts at once and the other worker takes everything else meanwhile.
+"""
+
+from __future__ import annotations
+
+from xdist.scheduler import LoadScopeScheduling
+
+# the first matching prefix names a test's group
+GROUPS: dict[str, str] = {
+    "tests/e2e/": "browser",
+    "tests/integration/database/": "postgresql",
+    "tests/integration/hub/test_history.py": "postgresql",
+}
+BY_MODULE = ("tests/integration/", "tests/conformance/", "tests/deploy/")
+
+
+def group_of(path: str) -> str:
+    """The group a test file's tests share, or '' when they may run beside anything."""
+    for prefix, group in GROUPS.items():
+        if path.startswith(prefix):
+            return group
+    return ""
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to (tests of one unit run on one worker, in order)."""
+    path = nodeid.split("::", 1)[0]
+    group = group_of(path)
+    if group:
+        return f"group:{group}"
+    if path.startswith(BY_MODULE):
+        return path
+    return nodeid
+
+
+class SuiteScheduling(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return unit_of(nodeid)
