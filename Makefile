@@ -55,6 +55,7 @@ test: install
 		(apt-get update -q >/dev/null 2>&1 && apt-get install -y -q kubernetes-client >/dev/null 2>&1) || \
 		echo "kubectl could not be installed here: its tests will say so"
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null
 	$(PY) -m pytest -n 3 --dist loadgroup tests
 
@@ -67,6 +68,7 @@ messages: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .venv-lock node_modules .simcluster

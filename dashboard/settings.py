@@ -55,9 +55,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "training.monitoring.RequestMetricsMiddleware",  # first: times the whole request
-    "training.middleware.RequestIdMiddleware",
+    "training.views.middleware.RequestIdMiddleware",
     # HTML and JSON compressed (Django's GZip pads each answer against BREACH)
-    "training.middleware.CompressionMiddleware",
+    "training.views.middleware.CompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "training.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -69,11 +69,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "training.middleware.ClusterSessionMiddleware",
-    "training.middleware.DashboardLoginRequiredMiddleware",
+    "training.views.middleware.ClusterSessionMiddleware",
+    "training.views.middleware.DashboardLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "training.middleware.ClusterErrorMiddleware",
+    "training.views.middleware.ClusterErrorMiddleware",
 ]
 
 ROOT_URLCONF = "dashboard.urls"

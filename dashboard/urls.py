@@ -7,7 +7,7 @@ urlpatterns = [
 ]
 
 # a form too big to read (a huge YAML paste) or a malformed request
-handler400 = "training.middleware.bad_request"
+handler400 = "training.views.middleware.bad_request"
 handler403 = "training.views.errors.forbidden"
 handler404 = "training.views.errors.not_found"
 handler500 = "training.views.errors.server_error"

@@ -164,3 +164,11 @@ def service_account_client(refresh: bool = False) -> ClusterClient:
 def user_client(request: HttpRequest) -> ClusterClient:
     """A client acting as the signed-in person (their token, their RBAC)."""
     return client_for_token(session.token(request))
+
+
+def prometheus_tls() -> tuple[str | None, bool]:
+    """The CA to trust for Prometheus, and whether to verify it at all."""
+    if settings.PROMETHEUS_CA_FILE:
+        return settings.PROMETHEUS_CA_FILE, True
+    cfg = cluster_config()
+    return cfg.ca_file, cfg.verify_ssl

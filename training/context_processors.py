@@ -39,7 +39,7 @@ def navigation(request: HttpRequest) -> dict:
 
 
 def _may_view_cluster(request: HttpRequest) -> bool:
-    from .views.cluster import may_view_cluster
+    from .permissions import may_view_cluster
 
     return may_view_cluster(request)
 

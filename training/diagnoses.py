@@ -130,18 +130,17 @@ def similar_runs(job: dict, namespace: str, uid: str | None) -> list[SimilarRun]
 
 
 def _prometheus(token: str) -> PrometheusClient | None:
-    from .views.metrics import _tls
+    from .cluster import prometheus_tls
 
     if not settings.PROMETHEUS_URL:
         return None
-    ca_file, verify = _tls()
+    ca_file, verify = prometheus_tls()
     return PrometheusClient(settings.PROMETHEUS_URL, token, ca_file, timeout=PROMETHEUS_TIMEOUT,
                             verify=verify)
 
 
 def _may_see_metrics(request_token: str, project: str) -> bool:
-    from .permissions import may
-    from .views.metrics import GET_PODS
+    from .permissions import GET_PODS, may
 
     try:
         with client_for_token(request_token) as client:

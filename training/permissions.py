@@ -26,6 +26,7 @@ from . import session
 
 # the questions asked of the whole cluster (no namespace)
 LIST_QUOTAS_EVERYWHERE = Access("list", "resourcequotas")  # the cluster pages
+GET_PODS = Access("get", "pods")  # what Prometheus' tenancy port asks of a project's viewer
 LIST_MPIJOBS_EVERYWHERE = Access("list", "mpijobs", "kubeflow.org")  # "All projects"
 LIST_PODS_EVERYWHERE = Access("list", "pods")
 EVERYWHERE = ""
@@ -76,3 +77,26 @@ def may_create_in(request: HttpRequest, client: ClusterClient, namespaces: list[
     """The projects among `namespaces` where the person may create MPIJobs."""
     return [ns for ns in namespaces
             if person_may(request, client, ns, Access("create", MPIJOB.plural, MPIJOB.group))]
+
+
+def cluster_admin(request: HttpRequest, client: ClusterClient) -> bool:
+    """May this person see the cluster pages? (a cluster administrator: the cluster lets them
+    list resource quotas in every project)"""
+    return person_may(request, client, EVERYWHERE, LIST_QUOTAS_EVERYWHERE)
+
+
+def may_view_cluster(request: HttpRequest) -> bool:
+    """For the navigation: may this person see the cluster pages? The answer the pages and
+    the cluster socket get; a question the cluster did not answer (unreachable, token
+    expired) counts as no and is asked again next time."""
+    from odh.training import errors
+
+    from .cluster import user_client
+
+    if not request.user.is_authenticated or not session.has_live_token(request):
+        return False
+    try:
+        with user_client(request) as client:
+            return cluster_admin(request, client)
+    except errors.ClusterError:
+        return False

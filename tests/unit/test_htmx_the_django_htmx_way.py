@@ -25,5 +25,5 @@ def test_htmx_middleware_runs_before_sign_in_and_the_error_pages():
 
     order = list(settings.MIDDLEWARE)
     htmx = order.index("django_htmx.middleware.HtmxMiddleware")
-    assert htmx < order.index("training.middleware.DashboardLoginRequiredMiddleware")
-    assert htmx < order.index("training.middleware.ClusterErrorMiddleware")
+    assert htmx < order.index("training.views.middleware.DashboardLoginRequiredMiddleware")
+    assert htmx < order.index("training.views.middleware.ClusterErrorMiddleware")

@@ -28,7 +28,8 @@ from odh.training.kinds import KINDS
 from .. import params
 from ..cluster import user_client
 from ..models import VERB_LABELS, AuditEvent, verb_label
-from .cluster import allowed_here, forbidden_page
+from ..permissions import cluster_admin
+from .cluster import forbidden_page
 from .pages import render_page
 
 PER_PAGE = 50
@@ -117,7 +118,7 @@ def _form(request: HttpRequest) -> AuditFilterForm:
 @require_GET
 def audit_trail(request: HttpRequest) -> HttpResponse:
     with user_client(request) as client:
-        if not allowed_here(request, client):
+        if not cluster_admin(request, client):
             return forbidden_page(request)
     form = _form(request)
     events = filtered_events(form)
@@ -190,7 +191,7 @@ async def _alines(events: QuerySet[AuditEvent]) -> AsyncIterator[str]:
 @require_GET
 def audit_export(request: HttpRequest) -> HttpResponse:
     with user_client(request) as client:
-        if not allowed_here(request, client):
+        if not cluster_admin(request, client):
             return forbidden_page(request)
     events = filtered_events(_form(request))
     # under daphne (ASGI) rows are read and sent as they come; a synchronous server gets

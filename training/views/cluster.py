@@ -18,35 +18,19 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from odh.training import capacity, errors
+from odh.training import capacity
 from odh.training.access import Access
-from odh.training.client import ClusterClient
 from odh.training.kinds import JobKind
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.queueing import queued_lines
 
-from .. import session
 from ..cluster import user_client
 from ..cluster_subscriptions import SOCKET_URL
 from ..hub import snapshots as hub_snapshots
 from ..models import JobHistory
-from ..permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, LIST_QUOTAS_EVERYWHERE, person_may
+from ..permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, cluster_admin, person_may
 from ..projects import served_kinds
 from .pages import render_page
-
-
-def may_view_cluster(request: HttpRequest) -> bool:
-    """For the navigation: may this person see the cluster pages (list resource quotas in
-    every project)? The answer the pages and the cluster socket get (training/permissions);
-    a question the cluster did not answer (unreachable, token expired) counts as no and is
-    asked again next time."""
-    if not request.user.is_authenticated or not session.has_live_token(request):
-        return False
-    try:
-        with user_client(request) as client:
-            return allowed_here(request, client)
-    except errors.ClusterError:
-        return False
 
 
 def forbidden_page(request: HttpRequest) -> HttpResponse:
@@ -55,11 +39,6 @@ def forbidden_page(request: HttpRequest) -> HttpResponse:
                          "cluster allows to list resource quotas in every project. Ask an "
                          "OpenShift administrator if you need them."),
         "request_id": getattr(request, "request_id", "-")}, status=403)
-
-
-def allowed_here(request: HttpRequest, client: ClusterClient) -> bool:
-    """May this person see the cluster pages? (a cluster administrator)"""
-    return person_may(request, client, EVERYWHERE, LIST_QUOTAS_EVERYWHERE)
 
 
 WAITING_SHOWN = 100
@@ -103,7 +82,7 @@ def _chart_data(result: capacity.Overview) -> dict:
 @require_GET
 def cluster_overview(request: HttpRequest) -> HttpResponse:
     with user_client(request) as client:
-        if not allowed_here(request, client):
+        if not cluster_admin(request, client):
             return forbidden_page(request)
         kinds = served_kinds(client)
         now = datetime.now(UTC)

@@ -46,9 +46,9 @@ def bound_to_this_project(request: HttpRequest, client: ClusterClient,
         return True
     if record.project_uid == project_uid(request, client, record.namespace):
         return True
-    from .cluster import allowed_here
+    from ..permissions import cluster_admin
 
-    return allowed_here(request, client)
+    return cluster_admin(request, client)
 
 
 def get_history_for_user(request: HttpRequest, client: ClusterClient, project: str,

@@ -26,14 +26,13 @@ from django.views.decorators.http import require_GET
 
 from odh.training import errors
 from odh.training import metrics as m
-from odh.training.access import Access
 from odh.training.client import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.summary import JobStatus, JobSummary
 
 from .. import params, session
-from ..cluster import client_for_token, cluster_config
-from ..permissions import may
+from ..cluster import client_for_token, prometheus_tls
+from ..permissions import GET_PODS, may
 
 log = logging.getLogger("training.metrics")
 
@@ -42,21 +41,12 @@ SUMMARY_TTL = 15  # seconds a person's GPU line is reused
 DOWN_TTL = 30  # seconds the Overview skips Prometheus after it could not be reached
 LIVE_INTERVAL_MS = 15000
 
-GET_PODS = Access("get", "pods")  # what Prometheus' tenancy port asks of a project's viewer
-
-
-def _tls() -> tuple[str | None, bool]:
-    """The CA to trust for Prometheus, and whether to verify it at all."""
-    if settings.PROMETHEUS_CA_FILE:
-        return settings.PROMETHEUS_CA_FILE, True
-    cfg = cluster_config()
-    return cfg.ca_file, cfg.verify_ssl
 
 
 def prometheus_for(request: HttpRequest,
                    timeout: float | tuple[float, float] | None = None) -> m.PrometheusClient:
     """A Prometheus client acting as the signed-in person (their token, never ours)."""
-    ca_file, verify = _tls()
+    ca_file, verify = prometheus_tls()
     if timeout is None:
         timeout = (min(5.0, float(settings.PROMETHEUS_TIMEOUT)),
                    float(settings.PROMETHEUS_TIMEOUT))

@@ -23,9 +23,10 @@ from odh.training import errors
 from odh.training.queue_admin import QueueView, queue_views
 
 from ..cluster import user_client
+from ..permissions import cluster_admin
 from ..queue_subscriptions import EVERY_QUEUE
 from ..subscriptions import socket_url
-from .cluster import allowed_here, forbidden_page
+from .cluster import forbidden_page
 from .pages import render_page
 
 REFRESH_SECONDS = 30
@@ -55,7 +56,7 @@ def _read(client) -> tuple[list[QueueView] | None, str]:
 @require_GET
 def cluster_queues(request: HttpRequest) -> HttpResponse:
     with user_client(request) as client:
-        if not allowed_here(request, client):
+        if not cluster_admin(request, client):
             return forbidden_page(request)
         views, problem = _read(client)
     context = {"queues": views, "problem": problem, "now": datetime.now(UTC),

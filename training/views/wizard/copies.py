@@ -28,8 +28,8 @@ from ... import diagnoses, drafts, mutations, session
 from ... import wizard_checks as checks
 from ...cluster import user_client
 from ...models import JobHistory
+from ...permissions import cluster_admin
 from ...projects import get_job_for_user, kind_or_404, project_uid
-from ..cluster import allowed_here
 from ..history import newest_history
 from .base import new_draft, only_mpijobs, step_url
 from .create import create_problem
@@ -90,7 +90,7 @@ def get_spec_for_user(request: HttpRequest, client: ClusterClient, project: str,
     except errors.NotFound:
         # The cluster answered 404, not 403: this person may read MPIJobs in the project.
         record = newest_history(project, MPIJOB, name, project_uid(request, client, project))
-        if record is None and allowed_here(request, client):
+        if record is None and cluster_admin(request, client):
             record = JobHistory.objects.filter(namespace=project, kind=MPIJOB.kind,
                                                name=name).first()
         if record is None or not record.spec:

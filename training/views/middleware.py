@@ -1,4 +1,7 @@
-"""Request ids, the person's cluster session, and cluster errors as pages people can read."""
+"""Request ids, the person's cluster session, and cluster errors as pages people can read.
+
+With the views because it answers as they do: the error pages, the wizard's kept input and a
+missing job's history are theirs."""
 
 from __future__ import annotations
 
@@ -24,8 +27,8 @@ from django_htmx.middleware import HtmxDetails
 
 from odh.training import errors
 
-from . import session as cluster_session
-from .requestid import request_id as _request_id
+from .. import session as cluster_session
+from ..requestid import request_id as _request_id
 
 log = logging.getLogger("training")
 
@@ -140,7 +143,7 @@ class DashboardLoginRequiredMiddleware(LoginRequiredMiddleware):
 
 
 def _takes_wizard_input(path: str) -> bool:
-    from .views.wizard import INPUT_URLS
+    from .wizard import INPUT_URLS
 
     try:
         return resolve(path).url_name in INPUT_URLS
@@ -176,7 +179,7 @@ class ClusterSessionMiddleware:
         if not getattr(request, "sign_out_after_keeping_input", False):
             return None
         request.sign_out_after_keeping_input = False
-        from .views.wizard import keep_posted_input
+        from .wizard import keep_posted_input
 
         try:
             back = keep_posted_input(request, request.resolver_match.url_name, view_kwargs)
@@ -198,7 +201,7 @@ class ClusterErrorMiddleware:
         response = self.get_response(request)
         if response.status_code == 405 and not getattr(response, "streaming", False) \
                 and not response.content:
-            from .views.errors import not_allowed
+            from .errors import not_allowed
 
             response = not_allowed(request, response.get("Allow", ""))
         if htmx_of(request) and request.method != "GET" and response.status_code >= 400 \
@@ -236,7 +239,7 @@ class ClusterErrorMiddleware:
         if isinstance(exception, errors.NotFound):
             log.info("not found: %s", exception.message)
             # a job's address: its newest history record, if it has one (views/history.py)
-            from .views.history import missing_job_history
+            from .history import missing_job_history
 
             return render(request, "training/errors/404.html", {
                 "message": exception.message, "job_missing": True, "request_id": rid,
@@ -258,7 +261,7 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     big to read comes back as a message at the import field, on the wizard's first step."""
     too_big = isinstance(exception, RequestDataTooBig)
     if too_big:
-        from .views.wizard import import_too_big
+        from .wizard import import_too_big
 
         try:
             response = import_too_big(request)
