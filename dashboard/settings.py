@@ -108,7 +108,8 @@ if REDIS_URL:
     # redis-py 8 gives a pool at most 100 connections: a web process whose sockets
     # (re)connect by the hundred ran out ("Too many connections": groups not joined, or
     # not left; benchmarks/soak.py). Its read timeouts are left as they are: a 15 s one
-    # kept a web process from hearing a restarted watch hub (tests/e2e/test_scaled_out.py)
+    # kept a web process from hearing a restarted watch hub
+    # (tests/integration/dashboard/test_scaled_out.py)
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                                   "CONFIG": {"hosts": [{"address": REDIS_URL,
                                                         "max_connections": 1000}]}}}
@@ -259,6 +260,8 @@ PROMETHEUS_URL = env_url("PROMETHEUS_URL")
 # CA: /var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt inside the cluster.
 PROMETHEUS_CA_FILE = env_str("PROMETHEUS_CA_FILE")
 PROMETHEUS_TIMEOUT = env_int("PROMETHEUS_TIMEOUT", 15, minimum=1)  # seconds, Metrics tab
+# seconds between the Metrics tab's new points (Prometheus scrapes every 15 s by default)
+METRICS_REFRESH_SECONDS = env_int("METRICS_REFRESH_SECONDS", 15, minimum=1)
 JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
 # A running job whose Launcher wrote nothing for this long (and whose GPUs are idle, when
 # Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).

@@ -87,6 +87,23 @@ def log_in_at_openshift(sim: SimCluster, authorize_url: str, username: str,
     return resp.headers["Location"]
 
 
+def sign_in_over_http(sim: SimCluster, base_url: str, username: str) -> requests.Session:
+    """A running dashboard at `base_url` signed in to by `username` the way a browser does
+    it (the dashboard's redirect, the OpenShift login page, the callback), without a
+    browser; returns the session holding its cookie."""
+    browser = requests.Session()
+    browser.verify = str(sim.ca_file)
+    url = base_url + "/jobs/"
+    while url.startswith(base_url):  # the dashboard's redirects, up to the OAuth server's
+        resp = browser.get(url, allow_redirects=False, timeout=10)
+        assert resp.status_code == 302, resp.text
+        url = urljoin(url, resp.headers["Location"])
+    back = log_in_at_openshift(sim, url, username, browser)
+    landed = browser.get(urljoin(base_url, back), timeout=10)
+    assert landed.status_code == 200 and landed.url.startswith(base_url + "/jobs/"), landed.url
+    return browser
+
+
 @contextmanager
 def role_in(sim: SimCluster, namespace: str, user: str, role: str, binding: str):
     """`user` holds the ClusterRole `role` in `namespace` (a RoleBinding made by admin) for

@@ -64,6 +64,7 @@ def dashboard_on(cluster, workdir: Path):
                OAUTH_CLIENT_ID="mpijob-dashboard",
                OAUTH_CLIENT_SECRET="mpijob-dashboard-demo-secret",
                PROMETHEUS_URL=cluster.prometheus_url,
+               METRICS_REFRESH_SECONDS="3",  # the tests wait for new points: ask sooner
                ALLOWED_HOSTS="127.0.0.1,localhost")
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                    cwd=ROOT, env=env, check=True)

@@ -39,7 +39,6 @@ log = logging.getLogger("training.metrics")
 SUMMARY_TIMEOUT = (1.0, 2.0)  # connect, read: the Overview must not wait on Prometheus
 SUMMARY_TTL = 15  # seconds a person's GPU line is reused
 DOWN_TTL = 30  # seconds the Overview skips Prometheus after it could not be reached
-LIVE_INTERVAL_MS = 15000
 
 
 
@@ -164,7 +163,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
     context.update({
         "metrics": result, "metrics_charts": charts, "metrics_meta": meta,
         "metrics_json_url": reverse("training-job-metrics", args=[project, kind.slug, name]),
-        "metrics_interval": LIVE_INTERVAL_MS,
+        "metrics_interval": settings.METRICS_REFRESH_SECONDS * 1000,
         "metrics_gpu_fallback": result.gpu_metric == m.GPU_UTIL,
     })
     return context

@@ -3,7 +3,8 @@ Redis and a real PostgreSQL, as overlays/openshift runs them. Viewers spread ove
 processes all receive every push; killing one web process moves its viewers to the other
 (they connect again and get the current state); killing runwatcher and starting it again
 loses nothing (the change made meanwhile reaches every page, and a job that finished
-meanwhile gets its one history record)."""
+meanwhile gets its one history record). The viewers are websockets of their own, signed in
+over HTTP as a browser would: no Chromium, so the browser tests' group never waits on it."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 import requests
 from kubernetes import client as k8s
 
-from tests.e2e.conftest import sign_in
+from tests.dashboard_support import sign_in_over_http
 from tests.integration.hub.conftest import REDIS, RedisServer
 from tests.simcluster_process import ROOT, free_port
 from tests.training_jobs import mpijob
@@ -84,7 +85,7 @@ class Process:
 
 
 @pytest.fixture(scope="module")
-def deployment(e2e_cluster, tmp_path_factory):
+def deployment(demo_cluster, tmp_path_factory):
     if REDIS is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server): this "
                     "test runs the deployment on a real Redis")
@@ -94,7 +95,7 @@ def deployment(e2e_cluster, tmp_path_factory):
     ports = [free_port(), free_port()]
     # its sign-in comes back to these web processes too (the other tests' dashboard keeps
     # its own redirect URI: the cluster is shared)
-    with e2e_cluster.api_client("admin") as api:
+    with demo_cluster.api_client("admin") as api:
         oauth = k8s.CustomObjectsApi(api)
         kept = oauth.get_cluster_custom_object("oauth.openshift.io", "v1", "oauthclients",
                                                "mpijob-dashboard").get("redirectURIs") or []
@@ -105,10 +106,10 @@ def deployment(e2e_cluster, tmp_path_factory):
     env = dict(os.environ, PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="dashboard.settings",
                DATABASE_URL=database_url, REDIS_URL=redis.url, WATCHER_EMBEDDED="false",
                SECRET_KEY="scaled-out-" + uuid.uuid4().hex,
-               CLUSTER_KUBECONFIG=str(e2e_cluster.kubeconfig("dashboard")),
+               CLUSTER_KUBECONFIG=str(demo_cluster.kubeconfig("dashboard")),
                OAUTH_CLIENT_ID="mpijob-dashboard",
                OAUTH_CLIENT_SECRET="mpijob-dashboard-demo-secret",
-               PROMETHEUS_URL=e2e_cluster.prometheus_url, ALLOWED_HOSTS="127.0.0.1,localhost")
+               PROMETHEUS_URL=demo_cluster.prometheus_url, ALLOWED_HOSTS="127.0.0.1,localhost")
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                    cwd=ROOT, env=env, check=True)
     started = []
@@ -185,16 +186,13 @@ def _settled_suspended(custom, core, name: str) -> bool:
 
 
 def test_viewers_on_two_web_processes_keep_every_update_through_failures(
-        deployment, browser, e2e_cluster):
+        deployment, demo_cluster):
     webs, watcher = deployment["webs"], deployment["watcher"]
-    context = browser.new_context()
-    page = context.new_page()
-    sign_in(page, webs[0].url, "alice")  # one session, in PostgreSQL: good on both
-    cookie = next(c["value"] for c in context.cookies() if c["name"] == SESSION_COOKIE)
-    context.close()
+    # one session, in PostgreSQL: good on both
+    cookie = sign_in_over_http(demo_cluster, webs[0].url, "alice").cookies[SESSION_COOKIE]
     name = f"scaled-{uuid.uuid4().hex[:5]}"
     query = f"job={NS}/mpijob/{name}"
-    with e2e_cluster.api_client("alice") as api:
+    with demo_cluster.api_client("alice") as api:
         custom = k8s.CustomObjectsApi(api)
         custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
                                                mpijob(name, workers=1, run_seconds=3600))
@@ -238,11 +236,11 @@ def test_viewers_on_two_web_processes_keep_every_update_through_failures(
 
 
 def test_a_job_that_finishes_while_runwatcher_is_down_gets_one_history_record(
-        deployment, e2e_cluster):
+        deployment, demo_cluster):
     watcher = deployment["watcher"]
     name = f"scaled-done-{uuid.uuid4().hex[:5]}"
     watcher.kill()
-    with e2e_cluster.api_client("alice") as api:
+    with demo_cluster.api_client("alice") as api:
         custom = k8s.CustomObjectsApi(api)
         custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
                                                mpijob(name, workers=1, run_seconds=1))
