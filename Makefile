@@ -44,7 +44,7 @@ demo: install
 
 # A simulated cluster alone, for kubectl and the Python client.
 simcluster: $(STAMP)
-	$(PY) -m simcluster serve --scenario demo
+	$(PY) -m simcluster serve --scenario demo --event-ttl 3600
 
 # Browser tests need Debian's Chromium; kubectl tests use Debian's kubectl if none is found.
 test: install

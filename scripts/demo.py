@@ -32,14 +32,23 @@ def _port(name: str, default: int) -> int:
     return value
 
 
+# Events not updated for an hour are deleted, as the API server's --event-ttl does on
+# OpenShift: a demo left running for days keeps its Events (and every job page) small
+EVENT_TTL_SECONDS = 3600
+
+
+def simcluster_command(ports: dict[str, int]) -> list[str]:
+    return [sys.executable, "-m", "simcluster", "serve", "--scenario", "demo",
+            "--state-dir", str(STATE), "--port", str(ports["api"]),
+            "--oauth-port", str(ports["oauth"]), "--prometheus-port", str(ports["prometheus"]),
+            "--event-ttl", str(EVENT_TTL_SECONDS)]
+
+
 def _start_simcluster(ports: dict[str, int]) -> subprocess.Popen:
     STATE.mkdir(exist_ok=True)
     log = open(STATE / "simcluster.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "simcluster", "serve", "--scenario", "demo",
-         "--state-dir", str(STATE), "--port", str(ports["api"]),
-         "--oauth-port", str(ports["oauth"]), "--prometheus-port", str(ports["prometheus"])],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(simcluster_command(ports), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     ready = threading.Event()
 

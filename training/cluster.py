@@ -14,9 +14,12 @@ reads the file even if it looks unchanged.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -132,10 +135,47 @@ def _timeout() -> tuple[float, float]:
     return (float(settings.CLUSTER_CONNECT_TIMEOUT), float(settings.CLUSTER_READ_TIMEOUT))
 
 
+class PersonApiClients:
+    """One ApiClient per person's token, shared by their requests and sockets: its pool keeps
+    the connection (and its TLS session) to the API server open, so a page's calls skip the
+    handshake a new client would make. At most `size` are kept; the least recently used one
+    beyond that, or one unused for `idle` seconds, is let go (dropped, not closed: a request
+    still using it finishes; its connections close when it is collected)."""
+
+    def __init__(self, size: int = 256, idle: float = 600.0) -> None:
+        self.size, self.idle = size, idle
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple, tuple[float, k8s.ApiClient]] = OrderedDict()
+
+    def get(self, cfg: ClusterConfig, token: str) -> k8s.ApiClient:
+        key = (cfg.server, cfg.ca_file, cfg.verify_ssl,
+               hashlib.sha256(token.encode()).hexdigest())
+        now = time.monotonic()
+        with self._lock:
+            while self._kept:  # the oldest first: drop those idle too long
+                oldest, (used, _api) = next(iter(self._kept.items()))
+                if now - used <= self.idle:
+                    break
+                del self._kept[oldest]
+            kept = self._kept.pop(key, None)
+            api = kept[1] if kept else make_api_client(cfg.server, token, cfg.ca_file,
+                                                       cfg.verify_ssl)
+            self._kept[key] = (now, api)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+            return api
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+PERSON_API_CLIENTS = PersonApiClients()
+
+
 def client_for_token(token: str) -> ClusterClient:
-    cfg = cluster_config()
-    return ClusterClient(make_api_client(cfg.server, token, cfg.ca_file, cfg.verify_ssl),
-                         timeout=_timeout())
+    """A client acting with `token` (a person's), on the ApiClient kept for that token."""
+    return ClusterClient(PERSON_API_CLIENTS.get(cluster_config(), token), timeout=_timeout(),
+                         shared=True)
 
 
 def service_account_api_client(refresh: bool = False) -> k8s.ApiClient:

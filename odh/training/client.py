@@ -275,16 +275,21 @@ def _log_options(container: str | None, tail_lines: int | None = None,
 
 
 class ClusterClient:
-    def __init__(self, api_client: k8s.ApiClient, timeout: tuple[float, float] = DEFAULT_TIMEOUT
-                 ) -> None:
+    """`shared`: the ApiClient is kept by its owner for later clients (its connections stay
+    open); closing this client leaves it open."""
+
+    def __init__(self, api_client: k8s.ApiClient, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+                 shared: bool = False) -> None:
         self.api_client = api_client
         self.timeout = timeout
+        self.shared = shared
         self.core = k8s.CoreV1Api(api_client)
         self.custom = k8s.CustomObjectsApi(api_client)
         self.authz = k8s.AuthorizationV1Api(api_client)
 
     def close(self) -> None:
-        self.api_client.close()
+        if not self.shared:
+            self.api_client.close()
 
     def __enter__(self) -> ClusterClient:
         return self

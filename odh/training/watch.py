@@ -43,6 +43,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -148,6 +149,7 @@ class ResilientWatch:
         self.unauthorized = 0
         self.clients = 0
         self.events = 0
+        self.heard_at = 0.0  # time.monotonic() of the server's last list, event or BOOKMARK
         self._items: dict[str, Obj] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -341,6 +343,7 @@ class ResilientWatch:
         for etype, obj in changes:
             self._notify(etype, obj)
         self.failing = False  # the API server answered: what changed meanwhile is told
+        self.heard_at = time.monotonic()
         self.synced.set()
 
     def _watch_once(self) -> None:
@@ -375,6 +378,7 @@ class ResilientWatch:
             raise _Stopped()
 
     def _handle(self, event: Obj) -> None:
+        self.heard_at = time.monotonic()
         etype = event.get("type")
         obj = event.get("raw_object")
         if not isinstance(obj, dict):

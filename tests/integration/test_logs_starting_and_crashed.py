@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import threading
+import uuid
 
 import pytest
 
@@ -53,7 +54,12 @@ def test_a_job_without_pods_yet_has_no_lines_and_no_error(jobs, alice_sdk, logs)
 
 
 def test_pods_whose_containers_wait_to_start_are_named_not_failed(jobs, alice_sdk, logs):
-    jobs.create(mpijob("logs-pull", annotations={"simcluster.io/failure": "image-pull"}))
+    # an image no node has yet (one a node has is not pulled, so its pull cannot fail)
+    body = mpijob("logs-pull", annotations={"simcluster.io/failure": "image-pull"})
+    for replica in body["spec"]["mpiReplicaSpecs"].values():
+        replica["template"]["spec"]["containers"][0]["image"] = \
+            f"quay.io/team-nlp/private:{uuid.uuid4().hex[:8]}"
+    jobs.create(body)
     wait_until(lambda: len(jobs.job_pods("logs-pull", "worker")) == 2, 30,
                message="the Workers' pods")
     job = MPIJob.get("logs-pull", NS, client=alice_sdk)

@@ -237,7 +237,8 @@ class Hub:
         # open pages: told whether the hub sees the cluster (else their updates are paused)
         self._discovery_failing = False
         # a server that hangs leaves the watches silent, not failing: asked directly
-        self.probe = ClusterProbe(client_factory, self._reconnect_watches)
+        self.probe = ClusterProbe(client_factory, self._reconnect_watches,
+                                  heard=self._last_heard)
         self.epoch = uuid.uuid4().hex  # this start of the hub (training/hub/status.py)
         self.status = HubStatus(self._send, self.sees_cluster, ready=self.ready.is_set,
                                 epoch=self.epoch)
@@ -306,6 +307,10 @@ class Hub:
         if watches:
             return not all(w.failing for w in watches)
         return not self._discovery_failing
+
+    def _last_heard(self) -> float:
+        """When any watch last heard from the API server (time.monotonic())."""
+        return max((w.heard_at for w in list(self.watches)), default=0.0)
 
     def _reconnect_watches(self) -> None:
         for w in list(self.watches):

@@ -1,12 +1,14 @@
 """Noticing an API server that stops answering without closing its connections.
 
 A watch learns nothing from a server that hangs: its stream stays open and silent, and a
-quiet cluster looks the same. So the hub asks the API server a cheap question
-(`GET /version`) every `every` seconds with a short timeout; once no answer has come for
-`silent_after` seconds the probe says the hub is blind (HubStatus then tells open pages,
-after its own grace, within about 10 s of the hang), and when answers come again it makes
-every watch reconnect (from its resourceVersion; a 410 makes it list again), since streams
-opened before the hang may be dead without knowing it.
+quiet cluster looks the same. So every `every` seconds the hub checks that the API server
+has been heard: the watches' own traffic (a list, an event or a BOOKMARK on any of them in
+the last `every` seconds) is proof enough, and only when they were all quiet does it ask a
+cheap question (`GET /version`) with a short timeout: a busy cluster costs no request at
+all. Once nothing has been heard for `silent_after` seconds the probe says the hub is blind
+(HubStatus then tells open pages, after its own grace, within about 10 s of the hang), and
+when answers come again it makes every watch reconnect (from its resourceVersion; a 410
+makes it list again), since streams opened before the hang may be dead without knowing it.
 """
 
 from __future__ import annotations
@@ -29,9 +31,12 @@ TIMEOUT = (2.0, 2.0)  # connect, read
 class ClusterProbe:
     def __init__(self, client_factory: Callable[[], ClusterClient],
                  on_recovered: Callable[[], None], *, every: float = EVERY_SECONDS,
-                 silent_after: float = SILENT_AFTER_SECONDS) -> None:
+                 silent_after: float = SILENT_AFTER_SECONDS,
+                 heard: Callable[[], float] = lambda: 0.0) -> None:
         self.client_factory = client_factory
         self.on_recovered = on_recovered
+        self.heard = heard  # when (time.monotonic()) the watches last heard from the server
+        self.asked = 0  # GET /version requests made
         self.every = every
         self.silent_after = silent_after
         self.last_answer = time.monotonic()
@@ -57,6 +62,7 @@ class ClusterProbe:
 
     def ask(self) -> bool:
         """One probe; True when the API server answered."""
+        self.asked += 1
         try:
             with self.client_factory() as client:
                 client.timeout = TIMEOUT
@@ -73,7 +79,7 @@ class ClusterProbe:
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             was_silent = self.silent
-            if self.ask():
+            if time.monotonic() - self.heard() < self.every or self.ask():
                 self.last_answer = time.monotonic()
                 self.failures = 0
                 if was_silent:
