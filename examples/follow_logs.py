@@ -24,8 +24,10 @@ for status in job.watch(timeout=600):
     if status.workers_running or status.is_finished:
         break
 
-for line in job.get_logs(component="launcher", follow=True):
+# Worker 1's lines as they are written, until its container ends (when training is over,
+# the operator stops the Workers); then the Launcher's log, which stays readable
+for line in job.get_logs(component="worker", worker_id=1, follow=True):
     print(line, flush=True)
-print("--- worker 1 ---")
-for line in job.get_logs(component="worker", worker_id=1):
+print("--- launcher ---")
+for line in job.get_logs(component="launcher"):
     print(line)

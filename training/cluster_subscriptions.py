@@ -26,8 +26,7 @@ from odh.training.client import ClusterClient
 from .hub.groups import CLUSTER_GROUP
 from .hub.languages import in_viewer_language
 from .permissions import LIST_QUOTAS_EVERYWHERE
-from .subscriptions import (
-    KINDS,
+from .subscription_kinds import (
     SOCKET_PATH,
     BadSubscription,
     Frame,
@@ -59,8 +58,5 @@ class ClusterOverview(SubscriptionKind):
         if message.get("type") == "hub.update" and message.get("cluster"):
             return [{"type": "cluster-changed"}]
         return []
-
-
-KINDS[ClusterOverview.name] = ClusterOverview()
 
 SOCKET_URL = f"{SOCKET_PATH}?cluster={VALUE}"

@@ -44,8 +44,7 @@ from odh.training.logstreams import RENEW_SECONDS, split_line
 from .hub.groups import CONTROL_GROUP, logs_group
 from .hub.languages import in_viewer_language
 from .hub.logs import RENEW, SUBSCRIBE, UNSUBSCRIBE, UNSUBSCRIBE_ALL, lease_message
-from .subscriptions import (
-    KINDS,
+from .subscription_kinds import (
     AccessRefused,
     BadSubscription,
     Frame,
@@ -120,9 +119,6 @@ class PodLogs(SubscriptionKind):
         return [_frame("log", ns, pod, container, lines=message.get("lines") or [],
                        skipped=int(message.get("skipped") or 0),
                        reread=bool(message.get("reread")))]
-
-
-KINDS[PodLogs.name] = PodLogs()
 
 
 def is_leased(sub: Subscription) -> bool:

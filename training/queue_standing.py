@@ -22,8 +22,8 @@ from odh.training import errors
 from odh.training.access import identity
 from odh.training.client import ClusterClient
 from odh.training.kinds import JobKind
-from odh.training.queue_start import EndsIn, progress_ends
-from odh.training.queueing import QueueStanding, queued_lines, read_standing
+from odh.training.queue_start import EndsIn, progress_ends, read_standing
+from odh.training.queueing import QueueStanding, queued_lines
 from odh.training.summary import JobSummary
 
 from . import kueue_settings, session

@@ -30,8 +30,7 @@ from odh.training.kinds import KINDS as JOB_KINDS
 from .hub.groups import QUEUES_GROUP
 from .hub.languages import in_viewer_language
 from .permissions import LIST_QUOTAS_EVERYWHERE, may
-from .subscriptions import (
-    KINDS,
+from .subscription_kinds import (
     AccessRefused,
     BadSubscription,
     Frame,
@@ -78,6 +77,3 @@ class QueueChanges(SubscriptionKind):
         if message.get("type") == "hub.update" and message.get("queue"):
             return [{"type": "queue-changed"}]
         return []
-
-
-KINDS[QueueChanges.name] = QueueChanges()

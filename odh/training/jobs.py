@@ -53,8 +53,7 @@ from odh.training.logfollow import (
     wait_for_pod,
 )
 from odh.training.preflight import Preflight, preflight
-from odh.training.queue_start import progress_ends
-from odh.training.queueing import read_standing
+from odh.training.queue_start import progress_ends, read_standing
 from odh.training.sdk import InvalidSpec, TrainingClient
 from odh.training.spec import (
     EnvVar,

@@ -172,9 +172,30 @@ def follow_pod_lines(cluster: ClusterClient, namespace: str, pod: str, container
         finally:
             follow.close()
         if _finished(cluster, namespace, pod, container):
+            # it may have ended after the connection dropped: what it wrote meanwhile is
+            # read once more (the lines already given are left out)
+            rest = _read_rest(cluster, namespace, pod, container, sleep)
+            seen.rewind()
+            for stamp, text in rest:
+                if seen.accept(stamp, text):
+                    yield stamp, text
             return
         sleep(delay)
         delay = min(delay * 2, BACKOFF[1])
+
+
+def _read_rest(cluster: ClusterClient, namespace: str, pod: str, container: str,
+               sleep: Callable[[float], None]) -> list[Line]:
+    """The log's last lines once its container has finished (a few tries: the connection
+    that dropped may drop again); none when it cannot be read."""
+    for attempt in range(3):
+        try:
+            return read_pod_lines(cluster, namespace, pod, container, RECONNECT_TAIL)
+        except errors.NotFound:
+            return []
+        except errors.ClusterError:
+            sleep(BACKOFF[0] * (attempt + 1))
+    return []
 
 
 def read_pod_lines(cluster: ClusterClient, namespace: str, pod: str, container: str = "",

@@ -20,7 +20,7 @@ person may see their project (`may_see`), counted otherwise.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -29,7 +29,7 @@ from odh.training import errors
 from odh.training.allocation import pod_requests
 from odh.training.durations import rough_duration
 from odh.training.i18n import _
-from odh.training.kinds import QUEUE_LABEL, JobKind
+from odh.training.kinds import JobKind
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, format_resources
 from odh.training.totals import ZERO, amount, number
@@ -261,134 +261,6 @@ def free_quota(cluster_queue: Obj) -> dict[str, Decimal]:
             name = str(r.get("name") or "")
             used[name] = used.get(name, ZERO) + amount(r.get("total") or 0)
     return {name: max(ZERO, value - used.get(name, ZERO)) for name, value in nominal.items()}
-
-
-def read_standing(client: Any, kind: JobKind, job: Obj,
-                  may_see: Callable[[str], bool] | None = None,
-                  ends_in: Callable[[str, str, str], float | None] | None = None,
-                  namespaces: Iterable[str] = (),
-                  cluster_queue: Callable[[str], Obj | None] | None = None
-                  ) -> QueueStanding | None:
-    """Where the job stands in Kueue's queues (None: it names no queue).
-
-    With `ends_in(namespace, kind, name)` (seconds until a running job ends, None when it
-    cannot be told), a waiting job's expected start too (odh/training/queue_start.py),
-    from the Workloads the person may read: every namespace's, else `namespaces`'.
-    `cluster_queue(name)`: the ClusterQueue where the person may not read it (the
-    dashboard reads it with its own account: training/kueue_settings.py)."""
-    queue = str(get_path(job, ["metadata", "labels", QUEUE_LABEL], "") or "")
-    if not queue:
-        return None
-    namespace = str(get_path(job, ["metadata", "namespace"], "") or "")
-    may_see = may_see or (lambda ns: ns == namespace)
-    try:
-        workload = client.get_workload(namespace, workload_name(kind, job))
-    except errors.NotFound:
-        return QueueStanding(queue, UNKNOWN, unknown=[
-            _("Kueue has not taken the job yet (is Kueue installed?)")])
-    except errors.Forbidden:
-        return QueueStanding(queue, UNKNOWN, unknown=[
-            _("you may not read Kueue's workloads in this project")])
-    standing = QueueStanding(queue, QUEUED, priority=int(
-        get_path(workload, ["spec", "priority"], 0) or 0), needs=workload_needs(workload))
-    if _condition(workload, "Finished").get("status") == "True":
-        standing.state = FINISHED
-        return standing
-    reserved = _condition(workload, "QuotaReserved")
-    if reserved.get("status") == "True":
-        standing.state = ADMITTED
-        standing.cluster_queue = str(get_path(workload, ["status", "admission",
-                                                         "clusterQueue"], "") or "")
-        return standing
-    standing.message = str(reserved.get("message") or "")
-    standing.since = str(reserved.get("lastTransitionTime") or "")
-    if reserved.get("reason") == "Inadmissible":
-        standing.state = INADMISSIBLE
-        if standing.message.startswith("LocalQueue "):
-            try:
-                standing.queues_there = sorted(
-                    str(get_path(q, ["metadata", "name"], "")) for q in
-                    client.list_local_queues(namespace)) or [_("none")]
-            except errors.ClusterError:
-                pass
-        elif standing.message.startswith("ClusterQueue "):  # "ClusterQueue X doesn't exist"
-            standing.cluster_queue = standing.message.split()[1]
-        return standing
-    preempted = _condition(workload, "Preempted")
-    if preempted.get("status") == "True":
-        standing.state = PREEMPTED
-        standing.message = str(preempted.get("message") or standing.message)
-        standing.since = str(preempted.get("lastTransitionTime") or standing.since)
-    ahead, queue_object = _place(client, standing, workload, namespace, may_see,
-                                 cluster_queue)
-    if ends_in is not None or standing.state == PREEMPTED:
-        # imported here: queue_start builds on this module's standing and needs
-        from odh.training.queue_start import estimate, preemptor, readable_workloads
-
-        workloads = readable_workloads(client, {namespace, *namespaces})
-        if standing.state == PREEMPTED:
-            standing.preempted_by = preemptor(workloads, standing.message, may_see)
-        if ends_in is not None and standing.position is not None:
-            standing.expected = estimate(standing, queue_object or {}, workloads, ahead,
-                                         ends_in)
-    return standing
-
-
-def _place(client: Any, standing: QueueStanding, workload: Obj, namespace: str,
-           may_see: Callable[[str], bool],
-           fallback: Callable[[str], Obj | None] | None) -> tuple[list[Obj], Obj | None]:
-    """The queue's ClusterQueue, the position, those ahead and what is free. Returns the
-    pending list's items ahead of the job and the ClusterQueue (None: not readable)."""
-    try:
-        local = client.get_local_queue(namespace, standing.queue)
-        standing.cluster_queue = str(get_path(local, ["spec", "clusterQueue"], "") or "")
-    except errors.ClusterError:
-        standing.unknown.append(_("the queue %(queue)s could not be read") % {
-            "queue": standing.queue})
-        return [], None
-    name = str(get_path(workload, ["metadata", "name"], ""))
-    items: list[Obj] = []
-    try:
-        items = client.pending_workloads(cluster_queue=standing.cluster_queue)
-    except errors.Forbidden:
-        standing.in_cluster_queue = False
-        standing.unknown.append(_("you may not see the ClusterQueue's whole queue: the "
-                                  "position counts your queue only"))
-        try:
-            items = client.pending_workloads(namespace=namespace, local_queue=standing.queue)
-        except errors.ClusterError:
-            standing.unknown.append(_("the position is unknown: the queue's pending list "
-                                      "could not be read"))
-    except errors.ClusterError:
-        standing.unknown.append(_("the position is unknown: the queue's pending list "
-                                  "could not be read"))
-    ahead: list[Obj] = []
-    for index, item in enumerate(items):
-        meta = as_dict(item.get("metadata"))
-        if meta.get("name") == name and meta.get("namespace") == namespace:
-            standing.position, standing.of = index + 1, len(items)
-            break
-        ahead.append(item)
-        owner = as_dict((as_list(meta.get("ownerReferences")) or [{}])[0])
-        ns = str(meta.get("namespace") or "")
-        if may_see(ns):
-            standing.ahead.append(JobAhead(ns, str(owner.get("name") or meta.get("name")),
-                                           int(item.get("priority") or 0)))
-        else:
-            standing.ahead_hidden += 1
-    cluster_queue = None
-    try:
-        cluster_queue = client.get_cluster_queue(standing.cluster_queue)
-    except errors.ClusterError:
-        if fallback is not None:
-            cluster_queue = fallback(standing.cluster_queue)
-    if cluster_queue is not None:
-        standing.free = free_quota(cluster_queue)
-    else:
-        standing.free = None
-        standing.unknown.append(_("what is free is unknown: you may not read the "
-                                  "ClusterQueue %(cq)s") % {"cq": standing.cluster_queue})
-    return ahead, cluster_queue
 
 
 @dataclass

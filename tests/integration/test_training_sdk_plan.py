@@ -145,7 +145,7 @@ def test_example_3_the_status_loop_sees_each_phase_once(cluster):
 def test_example_4_streams_the_logs(cluster):
     done = run_example(cluster, "follow_logs.py", "plan-logs")
     assert done.returncode == 0, done.stderr
-    launcher, worker = done.stdout.split("--- worker 1 ---\n")
+    worker, launcher = done.stdout.split("--- launcher ---\n")
     assert "Training complete" in launcher
     assert "Server listening on" in worker
 

@@ -188,8 +188,7 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 
 
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
-    from odh.training.queue_start import progress_ends
-    from odh.training.queueing import read_standing
+    from odh.training.queue_start import progress_ends, read_standing
 
     detail, found = _diagnosed(client, args, namespace)
     now = now_utc()

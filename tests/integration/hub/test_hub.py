@@ -143,14 +143,23 @@ def test_a_new_status_goes_out_at_once_and_the_pods_ending_after_it(hub, demo, l
         assert pod_changes.wait_synced(30)
         before = len(page.about(job_ref(name)))
         jobs.patch(name, {"spec": {"runPolicy": {"suspend": True}}})
-        wait_until(lambda: page.poll() is not None and len(page.about(job_ref(name))) > before,
+
+        def since_suspend() -> list[dict]:
+            page.poll()
+            return page.about(job_ref(name))[before:]
+        wait_until(lambda: any(m["status"] != "Running" for m in since_suspend()),
                    message="the first update")
-        first = page.about(job_ref(name))[before]
+        # a running job's progress may have been on its way as the suspend was made: at
+        # most one such update, then the new status
+        updates = since_suspend()
+        turn = next(i for i, m in enumerate(updates) if m["status"] != "Running")
+        assert turn <= 1, updates[:turn]
+        first = updates[turn]
         assert first["status"] == "Suspended"
         assert first["announce"] == f"Job {name} is now Suspended."
         wait_until(lambda: pod_changes.events >= 2 * 5, message=lambda: pod_changes.stats())
         wait_until(lambda: page.poll(0.5) is None, message="the page to settle")
-        updates = page.about(job_ref(name))[before:]
+        updates = since_suspend()[turn:]
         assert all(m["status"] == "Suspended" for m in updates)
         assert 'id="job-replicas"' in updates[-1]["html"]
         assert len(updates) <= 3 < pod_changes.events, (len(updates), pod_changes.events)

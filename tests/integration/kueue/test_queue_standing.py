@@ -8,8 +8,8 @@ from kubernetes import client as k8s
 
 from odh.training.client import ClusterClient
 from odh.training.kinds import MPIJOB
-from odh.training.queue_start import progress_ends
-from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED, read_standing
+from odh.training.queue_start import progress_ends, read_standing
+from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED
 from tests import simcluster_process
 from tests.integration.kueue.support import (
     GROUP,
