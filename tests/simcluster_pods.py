@@ -125,6 +125,16 @@ class Recorder:
             pass  # the cluster went away at the end of the module
 
     def stop(self) -> None:
+        """Stop once it has seen the pod as it is now: its last changes may still be on
+        their way down the watch when the test has seen them by reading the pod."""
+        try:
+            now = self.pods.core.read_namespaced_pod(self.name, self.pods.ns)
+        except ApiException:
+            now = None  # gone: nothing more to wait for
+        if now is not None:
+            rv = now.metadata.resource_version
+            wait_until(lambda: any(p.metadata.resource_version == rv for p in self.seen), 30,
+                       message=lambda: f"the watch to reach resourceVersion {rv}")
         self._stop.set()
 
     def phases(self) -> list[str]:
