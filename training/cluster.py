@@ -20,6 +20,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -142,15 +143,16 @@ class PersonApiClients:
     beyond that, or one unused for `idle` seconds, is let go (dropped, not closed: a request
     still using it finishes; its connections close when it is collected)."""
 
-    def __init__(self, size: int = 256, idle: float = 600.0) -> None:
-        self.size, self.idle = size, idle
+    def __init__(self, size: int = 256, idle: float = 600.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.size, self.idle, self.clock = size, idle, clock
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple, tuple[float, k8s.ApiClient]] = OrderedDict()
 
     def get(self, cfg: ClusterConfig, token: str) -> k8s.ApiClient:
         key = (cfg.server, cfg.ca_file, cfg.verify_ssl,
                hashlib.sha256(token.encode()).hexdigest())
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             while self._kept:  # the oldest first: drop those idle too long
                 oldest, (used, _api) = next(iter(self._kept.items()))

@@ -47,7 +47,6 @@ from odh.training.queueing import (
     Preemptor,
     QueueStanding,
     Running,
-    _condition,
     expected_start,
     free_quota,
     workload_name,
@@ -201,6 +200,13 @@ def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
 
 
 # -- a job's standing in its queue, read with the person's token -----------------------------
+def _condition(obj: Obj, type_: str) -> Obj:
+    for c in as_list(get_path(obj, ["status", "conditions"])):
+        if as_dict(c).get("type") == type_:
+            return as_dict(c)
+    return {}
+
+
 def read_standing(client: Any, kind: JobKind, job: Obj,
                   may_see: Callable[[str], bool] | None = None,
                   ends_in: Callable[[str, str, str], float | None] | None = None,

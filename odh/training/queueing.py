@@ -219,13 +219,6 @@ class QueueStanding:
         return _("Ahead of it: %(jobs)s") % {"jobs": names} if names else ""
 
 
-def _condition(obj: Obj, type_: str) -> Obj:
-    for c in as_list(get_path(obj, ["status", "conditions"])):
-        if as_dict(c).get("type") == type_:
-            return as_dict(c)
-    return {}
-
-
 def workload_needs(workload: Obj) -> dict[str, Decimal]:
     """What all its pods ask for: Kueue's `status.resourceRequests` while it waits, else
     its pod sets' templates times their counts."""

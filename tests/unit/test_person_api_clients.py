@@ -3,8 +3,6 @@ connection instead of a new client and TLS handshake each time."""
 
 from __future__ import annotations
 
-import time
-
 from training.cluster import ClusterConfig, PersonApiClients
 
 CFG = ClusterConfig(server="https://api.example:6443", ca_file=None, verify_ssl=True,
@@ -34,12 +32,13 @@ def test_closing_a_persons_client_keeps_the_connection_for_their_next_request():
 
 
 def test_it_keeps_at_most_size_and_lets_idle_ones_go():
-    clients = PersonApiClients(size=2, idle=0.2)
+    now = [0.0]
+    clients = PersonApiClients(size=2, idle=600, clock=lambda: now[0])
     first = clients.get(CFG, "t1")
     clients.get(CFG, "t2")
     clients.get(CFG, "t3")  # t1, the least recently used, goes
     assert len(clients) == 2
     assert clients.get(CFG, "t1") is not first
-    time.sleep(0.3)
+    now[0] += 601
     clients.get(CFG, "t4")  # the others were idle too long
     assert len(clients) == 1

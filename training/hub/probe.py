@@ -37,6 +37,7 @@ class ClusterProbe:
         self.on_recovered = on_recovered
         self.heard = heard  # when (time.monotonic()) the watches last heard from the server
         self.asked = 0  # GET /version requests made
+        self.checks = 0  # times it checked that the server was heard
         self.every = every
         self.silent_after = silent_after
         self.last_answer = time.monotonic()
@@ -79,6 +80,7 @@ class ClusterProbe:
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             was_silent = self.silent
+            self.checks += 1
             if time.monotonic() - self.heard() < self.every or self.ask():
                 self.last_answer = time.monotonic()
                 self.failures = 0
