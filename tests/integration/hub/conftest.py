@@ -174,6 +174,15 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
             # a second call (the next browser tab) gets the same hub
             assert loop.call(training.hub.ensure_started) is hub
             assert hub.ready.wait(30), hub.stats()
+            # its database writers (job history, evidence, expired sessions) would write from
+            # their threads beside tests that use the test database, which SQLite's shared
+            # in-memory database refuses ('database table is locked'): the tests about them
+            # start writers of their own
+            for part in ("history", "evidence", "sessions"):
+                writer = getattr(hub, part)
+                if writer is not None:
+                    writer.stop()
+                    setattr(hub, part, None)
             yield hub
         finally:
             training.hub.stop()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-import pytest
 import requests
 
 import training.hub.snapshots
@@ -15,18 +14,6 @@ from training import subscriptions
 from training.subscriptions import ViewState
 
 BERT = f"{NS}/mpijob/bert-large-pretrain"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_database_writers(hub):
-    """This module is about snapshots, and one test signs in through the test database: the
-    hub's job history, evidence and session writers would write beside it from their threads,
-    which SQLite's shared in-memory test database refuses ('database table is locked')."""
-    for part in ("history", "evidence", "sessions"):
-        writer = getattr(hub, part)
-        if writer is not None:
-            writer.stop()
-            setattr(hub, part, None)
 
 
 def reads(sim) -> Counter:
