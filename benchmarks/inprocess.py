@@ -26,8 +26,8 @@ def signed_in_clients(sim, users: tuple[str, ...]) -> dict:
     from django.test import Client
 
     from tests.dashboard_support import sign_in
-    from training import cluster, oauth, permissions
-
+    from training import cluster, permissions
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(sim.kubeconfig("dashboard"))
     settings.OAUTH_CLIENT_SECRET = "mpijob-dashboard-demo-secret"  # noqa: S105 - the demo's
     cluster.cluster_config.cache_clear()

@@ -130,7 +130,7 @@ def wait_for(sim, cq: str, key: str, count: int, timeout: float) -> float:
 
 def last_in_queue(sim, queue: str) -> str:
     """The job last in a LocalQueue's order (Kueue's visibility API)."""
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
 
     with ClusterClient(sim.api_client("admin")) as client:
         items = client.pending_workloads(namespace=NS, local_queue=queue, limit=100000)

@@ -76,7 +76,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 
 from benchmarks.readme import write_section  # noqa: E402
 from odh.training.kinds import MPIJOB  # noqa: E402
-from odh.training.status import decide_status, read_conditions  # noqa: E402
+from odh.training.status.summarize import decide_status, read_conditions  # noqa: E402
 from tests import simcluster_process  # noqa: E402
 from tests.dashboard_support import register_redirect_uri  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, sign_in  # noqa: E402

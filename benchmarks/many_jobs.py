@@ -121,9 +121,8 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float, int]:
     import gc
     import tracemalloc
 
-    import training.hub
-    from training.hub.hub import build_hub
-
+    import training.live.hub
+    from training.live.hub.hub import build_hub
     # what the hub's objects hold (Python's allocations while it lists and indexes the
     # cluster, less what it freed): the process's RSS says little once the API pages
     # before it have parsed megabytes of JSON whose freed memory the allocator reuses
@@ -142,10 +141,10 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float, int]:
         gc.collect()
         memory = tracemalloc.get_traced_memory()[0] / 2**20
         tracemalloc.stop()
-        training.hub._hub = hub  # what ensure_started() does on the first websocket
+        training.live.hub._hub = hub  # what ensure_started() does on the first websocket
         return measure(sim, jobs), memory, hub.index.counts()["jobs"]
     finally:
-        training.hub._hub = None
+        training.live.hub._hub = None
         hub.stop()
 
 

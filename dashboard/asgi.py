@@ -1,9 +1,9 @@
 """ASGI entry point: HTTP through Django; websockets (live updates) through Channels.
 
 Websockets must come from the dashboard's own origin (the Origin header's scheme, host and
-port, as the CSRF check asks of forms: training/origin.py; another page, even on another
+port, as the CSRF check asks of forms: training/live/origin.py; another page, even on another
 port of the same host, cannot open a socket with the person's cookie) and carry the session
-cookie (the consumer acts with the signed-in person's token). training/consumers.py
+cookie (the consumer acts with the signed-in person's token). training/live/consumers.py
 describes the protocol.
 """
 
@@ -19,8 +19,8 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from training.origin import SameOriginValidator  # noqa: E402
-from training.routing import websocket_urlpatterns  # noqa: E402
+from training.live.origin import SameOriginValidator  # noqa: E402
+from training.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi_app,

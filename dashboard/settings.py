@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import env_bool, env_int, env_list, env_str, env_url
+from dashboard.env import env_bool, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,7 +32,7 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 # Earlier secret keys, comma-separated, while rotating SECRET_KEY: sessions signed and
-# tokens sealed (training/session.py) under them still open.
+# tokens sealed (training/accounts/session.py) under them still open.
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
@@ -54,18 +54,18 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "training.monitoring.RequestMetricsMiddleware",  # first: times the whole request
+    "training.monitoring.exposition.RequestMetricsMiddleware",  # first: times the whole request
     "training.views.middleware.RequestIdMiddleware",
     # HTML and JSON compressed (Django's GZip pads each answer against BREACH)
     "training.views.middleware.CompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "training.headers.SecurityHeadersMiddleware",
+    "training.web.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # request.htmx for everything after it (sign-in redirects and error pages included)
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "training.localtime.TimeZoneMiddleware",
+    "training.web.localtime.TimeZoneMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -90,7 +90,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "training.context_processors.navigation",
+                "training.web.context_processors.navigation",
             ],
             "builtins": ["template_partials.templatetags.partials"],
         },
@@ -185,7 +185,7 @@ METRICS_ALLOWED_NETWORKS = _networks("METRICS_ALLOWED_NETWORKS")
 # runwatcher serves /metrics (the hub's job and quota numbers) on this port; 0: it does not.
 WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
 # Several runwatcher replicas, one active: they elect it through a coordination.k8s.io
-# Lease in the dashboard's namespace (odh/training/election.py). The others stand by
+# Lease in the dashboard's namespace (odh/training/cluster/election.py). The others stand by
 # and take over once the Lease has gone unrenewed for WATCHER_LEASE_SECONDS.
 WATCHER_LEADER_ELECTION = env_bool("WATCHER_LEADER_ELECTION", False)
 WATCHER_LEASE_NAME = env_str("WATCHER_LEASE_NAME") or "mpijob-dashboard-watcher"
@@ -230,7 +230,7 @@ STATICFILES_DIRS = [
     # Content-Security-Policy refuses)
     ("plotly", BASE_DIR / "node_modules" / "plotly.js-basic-dist-min"),
 ]
-# its style rules are served as a stylesheet (training/plotly_css.py)
+# its style rules are served as a stylesheet (training/web/plotly_css.py)
 PLOTLY_BUNDLE = BASE_DIR / "node_modules" / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -270,8 +270,9 @@ DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "training.requestid.RequestIdFilter"},
-                "client_errors_in_one_line": {"()": "training.requestid.ClientErrorsInOneLine"}},
+    "filters": {"request_id": {"()": "training.web.requestid.RequestIdFilter"},
+                "client_errors_in_one_line": {
+                    "()": "training.web.requestid.ClientErrorsInOneLine"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
         "json": {"format": "%(message)s"},

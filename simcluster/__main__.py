@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .server import Options, run
+from simcluster.server import Options, run
 
 
 def _positive_float(value: str) -> float:

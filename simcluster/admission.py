@@ -13,12 +13,12 @@ import uuid
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from . import errors, kueue, quantity, schema, strategies, timestamps
-from .auth import UserInfo
-from .resources import ResourceType
+from simcluster import errors, kueue, quantity, schema, strategies, timestamps
+from simcluster.auth import UserInfo
+from simcluster.resources import ResourceType
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"

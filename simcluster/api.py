@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import decoding, errors, patch, requestmetrics, schema, tables
-from .auth import Attributes, UserInfo
-from .discovery import OPENAPI_V2_PROTOBUF, openapi_v2_protobuf
-from .resources import ResourceType
-from .selectors import parse_field_selector, parse_label_selector
-from .store import Watcher
+from simcluster import decoding, errors, patch, requestmetrics, schema, tables
+from simcluster.auth import Attributes, UserInfo
+from simcluster.discovery import OPENAPI_V2_PROTOBUF, openapi_v2_protobuf
+from simcluster.resources import ResourceType
+from simcluster.selectors import parse_field_selector, parse_label_selector
+from simcluster.store import Watcher
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 log = logging.getLogger("simcluster.api")
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
-from .resources import Registry
-from .selectors import parse_label_selector
-from .store import Store
+from simcluster.resources import Registry
+from simcluster.selectors import parse_label_selector
+from simcluster.store import Store
 
 Obj = dict[str, Any]
 

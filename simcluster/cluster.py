@@ -5,23 +5,23 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import errors
-from .admission import Admission
-from .auth import Attributes, Authenticator, Authorizer, UserInfo
-from .clock import Clock
-from .controllers import all_controllers
-from .controllers.base import SLICE_SECONDS, Manager
-from .discovery import KUBE_VERSION, Discovery
-from .events import EventRecorder
-from .gc import Deleter, GarbageCollector, NamespaceController
-from .logs import LogServer
-from .oauth import OAuthServer
-from .quota import QuotaController, QuotaUsage
-from .rbac_aggregation import ClusterRoleAggregator
-from .requestmetrics import MPIOperatorMetrics, RequestMetrics
-from .resources import Registry, ResourceType
-from .store import Store
-from .virtual import virtual_handlers
+from simcluster import errors
+from simcluster.admission import Admission
+from simcluster.auth import Attributes, Authenticator, Authorizer, UserInfo
+from simcluster.clock import Clock
+from simcluster.controllers import all_controllers
+from simcluster.controllers.base import SLICE_SECONDS, Manager
+from simcluster.discovery import KUBE_VERSION, Discovery
+from simcluster.events import EventRecorder
+from simcluster.gc import Deleter, GarbageCollector, NamespaceController
+from simcluster.logs import LogServer
+from simcluster.oauth import OAuthServer
+from simcluster.quota import QuotaController, QuotaUsage
+from simcluster.rbac_aggregation import ClusterRoleAggregator
+from simcluster.requestmetrics import MPIOperatorMetrics, RequestMetrics
+from simcluster.resources import Registry, ResourceType
+from simcluster.store import Store
+from simcluster.virtual import virtual_handlers
 
 log = logging.getLogger("simcluster")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from . import errors
-from .resources import Registry, ResourceType
+from simcluster import errors
+from simcluster.resources import Registry, ResourceType
 
 Obj = dict[str, Any]
 

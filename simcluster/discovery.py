@@ -11,8 +11,8 @@ import copy
 import hashlib
 from typing import Any
 
-from .resources import Registry, ResourceType
-from .schema_types import SCHEMAS
+from simcluster.resources import Registry, ResourceType
+from simcluster.schema_types import SCHEMAS
 
 Obj = dict[str, Any]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from . import errors
-from .store import Store, random_hex
+from simcluster import errors
+from simcluster.store import Store, random_hex
 
 Obj = dict[str, Any]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from .controllers.base import Controller, Key
-from .resources import ResourceType
-from .store import Change
+from simcluster import errors
+from simcluster.controllers.base import Controller, Key
+from simcluster.resources import ResourceType
+from simcluster.store import Change
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import images, podstatus, workloads
-from .behaviour import Behaviour, behaviour_for
-from .controllers.base import Controller, Key
-from .stages import DELAYS, PREDICATES, STAGES, Stage, back_off_text, validate
-from .store import Change
+from simcluster import images, podstatus, workloads
+from simcluster.behaviour import Behaviour, behaviour_for
+from simcluster.controllers.base import Controller, Key
+from simcluster.stages import DELAYS, PREDICATES, STAGES, Stage, back_off_text, validate
+from simcluster.store import Change
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 log = logging.getLogger("simcluster.kubelet")
 
@@ -502,7 +502,7 @@ class Kubelet(Controller):
 
     @staticmethod
     def _eviction_message(rt: PodRuntime) -> str:
-        from . import quantity
+        from simcluster import quantity
 
         c = rt.containers[0] if rt.containers else None
         name = c.name if c else "main"

@@ -33,11 +33,11 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from . import scheduling, strategies
-from .controllers.base import Controller, Key
-from .controllers.conditions import get_condition, is_true
-from .quantity import format_for
-from .store import Change
+from simcluster import scheduling, strategies
+from simcluster.controllers.base import Controller, Key
+from simcluster.controllers.conditions import get_condition, is_true
+from simcluster.quantity import format_for
+from simcluster.store import Change
 
 Obj = dict[str, Any]
 

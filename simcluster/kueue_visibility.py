@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import errors
-from .api import json_response
-from .virtual import VirtualResource
+from simcluster import errors
+from simcluster.api import json_response
+from simcluster.virtual import VirtualResource
 
 if TYPE_CHECKING:
-    from .api import RequestInfo
-    from .auth import UserInfo
+    from simcluster.api import RequestInfo
+    from simcluster.auth import UserInfo
 
 Obj = dict[str, Any]
 GROUP = "visibility.kueue.x-k8s.io"

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import errors
+from simcluster import errors
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 LogKey = tuple[str, str, str]  # namespace, pod, container

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from . import quantity
-from .behaviour import Behaviour, behaviour_for
-from .workloads import training_started_at
+from simcluster import quantity
+from simcluster.behaviour import Behaviour, behaviour_for
+from simcluster.workloads import training_started_at
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
-    from .store import Change
+    from simcluster.cluster import Cluster
+    from simcluster.store import Change
 
 Obj = dict[str, Any]
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from .metrics_history import REPLICA_TYPE, ContainerRecord, PodRecord, Run, seed_of
+from simcluster.metrics_history import REPLICA_TYPE, ContainerRecord, PodRecord, Run, seed_of
 
 SCRAPE_INTERVAL = 15.0  # nominal seconds
 MIN_SCRAPE_INTERVAL = 0.2

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .metrics_history import (
+from simcluster.metrics_history import (
     RETENTION,
     ContainerRecord,
     History,
@@ -44,8 +44,8 @@ from .metrics_history import (
     Run,
     seed_of,
 )
-from .metrics_model import SCRAPE_INTERVAL, PodModel, scrape_interval
-from .promql import Matcher, matches_all
+from simcluster.metrics_model import SCRAPE_INTERVAL, PodModel, scrape_interval
+from simcluster.promql import Matcher, matches_all
 
 DEFAULT_GPU_MEMORY_MIB = 81920
 DRIVER_VERSION = "550.127.05"

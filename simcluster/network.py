@@ -27,7 +27,7 @@ import ipaddress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

@@ -25,10 +25,10 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from .auth import SA_PREFIX, hash_oauth_token
+from simcluster.auth import SA_PREFIX, hash_oauth_token
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

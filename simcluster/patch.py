@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import errors
+from simcluster import errors
 
 # Merge keys of the lists that strategic merge patch merges element-wise.
 MERGE_KEYS: dict[str, str] = {

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import images
+from simcluster import images
 
 if TYPE_CHECKING:
-    from .kubelet import ContainerRuntime, PodRuntime
+    from simcluster.kubelet import ContainerRuntime, PodRuntime
 
 Obj = dict[str, Any]
 

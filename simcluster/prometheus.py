@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import promql
-from .auth import Attributes, UserInfo
-from .metrics_history import RETENTION, History
-from .metrics_series import ClusterSource
-from .promql_eval import Evaluator, ExecutionError, Matrix, Scalar, Vector, step_times
+from simcluster import promql
+from simcluster.auth import Attributes, UserInfo
+from simcluster.metrics_history import RETENTION, History
+from simcluster.metrics_series import ClusterSource
+from simcluster.promql_eval import Evaluator, ExecutionError, Matrix, Scalar, Vector, step_times
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 log = logging.getLogger("simcluster.prometheus")
 

@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .promql_lexer import PromQLError, Token, parse_duration, tokenize, where
+from simcluster.promql_lexer import PromQLError, Token, parse_duration, tokenize, where
 
 SUPPORTED_FUNCTIONS = ("rate", "irate", "increase", "avg_over_time", "max_over_time")
 SUPPORTED_AGGREGATIONS = ("sum", "avg", "max", "min", "count")

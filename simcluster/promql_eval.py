@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .promql import (
+from simcluster.promql import (
     Aggregate,
     Binary,
     Call,

@@ -7,13 +7,13 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from . import quantity
-from .controllers.base import Controller, Key
-from .resources import ResourceType
-from .store import Change
+from simcluster import quantity
+from simcluster.controllers.base import Controller, Key
+from simcluster.resources import ResourceType
+from simcluster.store import Change
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

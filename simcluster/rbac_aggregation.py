@@ -11,9 +11,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .auth import _selector_matches
-from .controllers.base import Controller, Key
-from .store import Change
+from simcluster.auth import _selector_matches
+from simcluster.controllers.base import Controller, Key
+from simcluster.store import Change
 
 Obj = dict[str, Any]
 PATH = "rbac.authorization.k8s.io/clusterroles"

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from .api import RequestInfo
+    from simcluster.api import RequestInfo
 
 LABELS_KEY = "simcluster.request_labels"  # on the aiohttp request
 

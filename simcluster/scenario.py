@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from .auth import SA_PREFIX, UserInfo
-from .bootstrap import bootstrap_objects
-from .cluster import SYSTEM_USER, Cluster
+from simcluster.auth import SA_PREFIX, UserInfo
+from simcluster.bootstrap import bootstrap_objects
+from simcluster.cluster import SYSTEM_USER, Cluster
 
 Obj = dict[str, Any]
 

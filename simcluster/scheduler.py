@@ -19,13 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import scheduling
-from .backoff import exponential
-from .controllers.base import Controller, Key
-from .store import Change
+from simcluster import scheduling
+from simcluster.backoff import exponential
+from simcluster.controllers.base import Controller, Key
+from simcluster.store import Change
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import quantity
+from simcluster import quantity
 
 Obj = dict[str, Any]
 Resources = dict[str, int]  # resource -> exact milli-units, quicker to add than fractions

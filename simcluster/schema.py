@@ -20,10 +20,10 @@ import json
 import re
 from typing import Any
 
-from . import errors, labelparse, quantity
-from .resources import ResourceType
-from .schema_builtin import BUILTIN_SCHEMAS, CUSTOM_RESOURCE, QUANTITY_KEY
-from .schema_types import INT_OR_STRING, PRESERVE, SCHEMAS, UNMODELLED
+from simcluster import errors, labelparse, quantity
+from simcluster.resources import ResourceType
+from simcluster.schema_builtin import BUILTIN_SCHEMAS, CUSTOM_RESOURCE, QUANTITY_KEY
+from simcluster.schema_types import INT_OR_STRING, PRESERVE, SCHEMAS, UNMODELLED
 
 Obj = dict[str, Any]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schema_types import (
+from simcluster.schema_types import (
     BOOL,
     INT32,
     INT64,

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from . import errors, labelparse
-from .resources import ResourceType
+from simcluster import errors, labelparse
+from simcluster.resources import ResourceType
 
 Obj = dict[str, Any]
 Predicate = Callable[[Obj], bool]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import pki, scenario
-from .api import Api
-from .cluster import Cluster
-from .prometheus import build_app as build_prometheus_app
+from simcluster import pki, scenario
+from simcluster.api import Api
+from simcluster.cluster import Cluster
+from simcluster.prometheus import build_app as build_prometheus_app
 
 log = logging.getLogger("simcluster")
 

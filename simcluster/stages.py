@@ -29,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .images import go_duration
+from simcluster.images import go_duration
 
 if TYPE_CHECKING:
-    from .kubelet import StageContext
+    from simcluster.kubelet import StageContext
 
 
 @dataclass(frozen=True)

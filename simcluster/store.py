@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
-from .clock import Clock
-from .resources import Registry, ResourceType
+from simcluster import errors
+from simcluster.clock import Clock
+from simcluster.resources import Registry, ResourceType
 
 log = logging.getLogger("simcluster.store")
 

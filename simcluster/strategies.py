@@ -6,12 +6,12 @@ import copy
 import random
 from typing import TYPE_CHECKING, Any
 
-from . import errors, quantity
-from .auth import UserInfo
-from .resources import ResourceType
+from simcluster import errors, quantity
+from simcluster.auth import UserInfo
+from simcluster.resources import ResourceType
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 

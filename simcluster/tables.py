@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .resources import ResourceType
+from simcluster.resources import ResourceType
 
 Obj = dict[str, Any]
 Column = tuple[str, str, int, str]  # name, type, priority, format

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from . import errors
+from simcluster import errors
 
 TIME_FIELDS = frozenset({
     "creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastProbeTime",

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import scheduling
-from .behaviour import MAX_REPLICAS
-from .network import Network
-from .workloads import JOB_NAME, REPLICA_INDEX, REPLICA_TYPE, Program, Run, seeded
+from simcluster import scheduling
+from simcluster.behaviour import MAX_REPLICAS
+from simcluster.network import Network
+from simcluster.workloads import JOB_NAME, REPLICA_INDEX, REPLICA_TYPE, Program, Run, seeded
 
 Obj = dict[str, Any]
 
@@ -122,7 +122,7 @@ def _phase(run: Run, name: str) -> str:
 
 def _owner(run: Run, kind: str) -> Obj | None:
     """The training job that owns this pod (directly or through the launcher Job)."""
-    from .behaviour import owner_chain
+    from simcluster.behaviour import owner_chain
 
     for obj in owner_chain(run.cluster, run.pod()):
         if obj.get("kind") == kind:

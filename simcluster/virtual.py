@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import errors
-from .api import RequestInfo, json_response
-from .auth import Attributes, UserInfo
+from simcluster import errors
+from simcluster.api import RequestInfo, json_response
+from simcluster.auth import Attributes, UserInfo
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from simcluster.cluster import Cluster
 
 Obj = dict[str, Any]
 
@@ -255,7 +255,7 @@ class UserOAuthAccessTokens(VirtualResource):
 
 
 def virtual_handlers(cluster: Cluster) -> dict[str, VirtualResource]:
-    from .kueue_visibility import PendingWorkloads
+    from simcluster.kueue_visibility import PendingWorkloads
 
     return {
         "visibility.kueue.x-k8s.io/clusterqueues": PendingWorkloads(cluster),

@@ -34,11 +34,11 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .behaviour import Behaviour
+from simcluster.behaviour import Behaviour
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
-    from .kubelet import Kubelet
+    from simcluster.cluster import Cluster
+    from simcluster.kubelet import Kubelet
 
 Obj = dict[str, Any]
 
@@ -194,7 +194,7 @@ def is_mpi_worker(pod: Obj) -> bool:
 
 def program_for(pod: Obj, container: Obj) -> Program:
     """The program a container runs, from its command and args (see the table above)."""
-    from . import training
+    from simcluster import training
 
     argv = argv_of(container)
     if not argv:
@@ -235,7 +235,7 @@ def shell_error(program: str, failure: str) -> tuple[str, int]:
 def shell_program(argv: list[str]) -> str:
     """The program a container's command runs in the end: argv[0], the first command of a
     `sh -c` script, or what a launcher (mpirun, horovodrun) starts."""
-    from . import training
+    from simcluster import training
 
     if not argv:
         return "sh"
@@ -268,7 +268,7 @@ class FailureTimer:
 
     @staticmethod
     def arm(run: Run, argv: list[str]) -> None:
-        from . import training
+        from simcluster import training
 
         b = run.behaviour
         if b.failure not in FailureTimer.FAILURES:
@@ -335,7 +335,7 @@ def training_started_at(cluster: Cluster, pod: Obj) -> float | None:
     `simcluster.io/failure-after-seconds` hit at this moment plus that many seconds
     (behaviour.Behaviour.failure_at), so a metrics source can make memory climb towards it.
     """
-    from .kubelet import Kubelet
+    from simcluster.kubelet import Kubelet
 
     kubelet = Kubelet.of(cluster)
     if kubelet is None:

@@ -28,7 +28,7 @@ def sign_in(client, sim: SimCluster, username: str, token: str | None = None) ->
     """Make a Django test client signed in as `username`, as the OAuth callback would."""
     from django.contrib.auth import get_user_model
 
-    from training.session import KEY, session_data
+    from training.accounts.session import KEY, session_data
 
     token = token or oauth_token(sim, username)
     user, _ = get_user_model().objects.get_or_create(username=username)
@@ -42,7 +42,7 @@ def sign_in(client, sim: SimCluster, username: str, token: str | None = None) ->
 
 def session_token(client) -> str:
     """The OpenShift token a test client's session holds (sealed there)."""
-    from training.session import KEY, token_in
+    from training.accounts.session import KEY, token_in
 
     return token_in(client.session.get(KEY) or {})
 

@@ -6,7 +6,7 @@ import json
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from odh.training.summary import JobSummary
+from odh.training.status.summary import JobSummary
 from tests.simcluster_process import SimCluster
 
 Samples = dict[tuple[str, frozenset], float]
@@ -37,10 +37,9 @@ def cluster_summaries(sim: SimCluster) -> list[tuple[dict, JobSummary]]:
     metrics are compared with)."""
     from kubernetes import client
 
-    from odh.training.client import JOB_NAME_LABEL
+    from odh.training.cluster.client import JOB_NAME_LABEL
     from odh.training.kinds import KINDS
-    from odh.training.status import summarize
-
+    from odh.training.status.summarize import summarize
     with sim.api_client("admin") as api:
         custom = client.CustomObjectsApi(api)
         pods = client.CoreV1Api(api).list_pod_for_all_namespaces(

@@ -10,8 +10,9 @@ import logging
 from django.conf import settings
 from django.http import HttpRequest
 
-from . import monitoring, session
-from .models import AuditEvent
+from training.accounts import session
+from training.models import AuditEvent
+from training.monitoring import exposition as monitoring
 
 log = logging.getLogger("training.audit")
 

@@ -36,23 +36,23 @@ from django.http import HttpRequest
 from django.utils import translation
 
 from odh.training import errors
-from odh.training.access import identity
-from odh.training.allocation import cluster_capacity
-from odh.training.compare import similar_to
+from odh.training.capacity.allocation import cluster_capacity
+from odh.training.cluster.access import identity
 from odh.training.diagnosis import Diagnosis, Facts, JobFix, SimilarRun, diagnose
 from odh.training.diagnosis.gather import Sources, gather
+from odh.training.diagnosis.story import tell
 from odh.training.kinds import MPIJOB
-from odh.training.prometheus import PrometheusClient
-from odh.training.queries import JobDetail, job_events
-from odh.training.status import summarize
-from odh.training.story import tell
-from odh.training.summary import JobStatus, JobSummary
-
-from . import job_progress, session
-from .cluster import client_for_token
-from .language_threads import in_callers_language
-from .projects import project_uid
-from .wizard_checks import every_pod, get_nodes
+from odh.training.metrics.prometheus import PrometheusClient
+from odh.training.status.compare import similar_to
+from odh.training.status.queries import JobDetail, job_events
+from odh.training.status.summarize import summarize
+from odh.training.status.summary import JobStatus, JobSummary
+from training import job_progress
+from training.accounts import session
+from training.cluster import client_for_token
+from training.projects import project_uid
+from training.web.language_threads import in_callers_language
+from training.wizard.checks import every_pod, get_nodes
 
 log = logging.getLogger("training.diagnosis")
 
@@ -119,7 +119,7 @@ def gpu_capacity() -> tuple[int | None, int | None]:
 def similar_runs(job: dict, namespace: str, uid: str | None) -> list[SimilarRun]:
     """Successful MPIJobs of the project (as it is now: `uid`) in the history that ran the
     same script from the same image, fewest differences first."""
-    from .models import JobHistory
+    from training.models import JobHistory
 
     records = list(JobHistory.of_project(namespace, uid).filter(
         kind=MPIJOB.kind, outcome=JobHistory.Outcome.SUCCEEDED).order_by("-finished")[:50])
@@ -130,8 +130,7 @@ def similar_runs(job: dict, namespace: str, uid: str | None) -> list[SimilarRun]
 
 
 def _prometheus(token: str) -> PrometheusClient | None:
-    from .cluster import prometheus_tls
-
+    from training.cluster import prometheus_tls
     if not settings.PROMETHEUS_URL:
         return None
     ca_file, verify = prometheus_tls()
@@ -140,7 +139,7 @@ def _prometheus(token: str) -> PrometheusClient | None:
 
 
 def _may_see_metrics(request_token: str, project: str) -> bool:
-    from .permissions import GET_PODS, may
+    from training.permissions import GET_PODS, may
 
     try:
         with client_for_token(request_token) as client:
@@ -194,14 +193,12 @@ def _cache_key(token: str, summary: JobSummary, dismissed_here: frozenset[str]) 
 def kept_for(token: str, summary: JobSummary, pods: list[dict]
              ) -> tuple[list[dict], dict[str, str]]:
     """What the watcher kept of this job's pods that the cluster no longer has (their last
-    state, and their last log lines: odh/training/evidence.py), for a person who may read
+    state, and their last log lines: odh/training/diagnosis/evidence.py), for a person who may read
     the project's logs: ([ghost pods], {pod: log tail}); nothing for anyone else."""
-    from odh.training.evidence import ghosts, kept_tails
-
-    from .log_subscriptions import GET_POD_LOGS
-    from .models import KeptEvidence
-    from .permissions import may
-
+    from odh.training.diagnosis.evidence import ghosts, kept_tails
+    from training.live.log_subscriptions import GET_POD_LOGS
+    from training.models import KeptEvidence
+    from training.permissions import may
     if summary.status in (JobStatus.SUCCEEDED, JobStatus.SUSPENDED) or not summary.uid:
         return [], {}
     try:
@@ -539,7 +536,7 @@ def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
                      pushed: bool = False, seen: Diagnosis | None = None,
                      queued: str | None = None) -> dict:
     """What training/partials/diagnosis.html#row-cell needs: the job's story
-    (odh.training.story) from `diagnosis`, and `queued` (where a job Kueue holds stands in
+    (odh.training.diagnosis.story) from `diagnosis`, and `queued` (where a job Kueue holds stands in
     its queue, when read). The cell's id carries the job's `row_key`: a pushed row keeps
     (hx-preserve) the cell the page has for the same state, which the page computed with
     the viewer's own reads; a pushed row of a new state that failed or waits fetches the

@@ -17,7 +17,7 @@ that log. The watch hub does not compute progress and its pushed rows carry none
 row's progress cell is marked `hx-preserve`, so a push keeps the bar the page drew
 (training/templates/training/job_list.html). It follows logs only while someone watches a
 pod's Logs tab: keeping a tail of every running launcher would cost one open stream per
-running job for the whole cluster. The parsing itself is `odh.training.progress` (shared
+running job for the whole cluster. The parsing itself is `odh.training.logs.progress` (shared
 with the SDK and CLI).
 """
 
@@ -31,13 +31,12 @@ from django.core.cache import cache
 from django.utils.translation import get_language
 
 from odh.training import errors
-from odh.training.access import identity
-from odh.training.client import ClusterClient
-from odh.training.progress import Progress, hints_from_job, parse_progress, progress_source
-from odh.training.summary import JobStatus, JobSummary
-
-from .cluster import client_for_token
-from .language_threads import in_callers_language
+from odh.training.cluster.access import identity
+from odh.training.cluster.client import ClusterClient
+from odh.training.logs.progress import Progress, hints_from_job, parse_progress, progress_source
+from odh.training.status.summary import JobStatus, JobSummary
+from training.cluster import client_for_token
+from training.web.language_threads import in_callers_language
 
 log = logging.getLogger("training.progress")
 

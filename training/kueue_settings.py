@@ -3,7 +3,7 @@ KUEUE_TTL seconds: the ClusterQueues, their pending lists and the WorkloadPriori
 
 Kueue's user role lets people read their LocalQueues and Workloads, not the ClusterQueues
 behind them; yet what a queue holds and has free is what tells a person whether and when
-their job starts. Like the nodes (training/wizard_checks.py), these are settings of the
+their job starts. Like the nodes (training/wizard/checks.py), these are settings of the
 cluster, not of anyone's project: the wizard's queue check and a queued job's standing
 read them here when the person may not. Of other projects' waiting jobs only their number
 and priorities are used, never shown.
@@ -17,9 +17,8 @@ from typing import Any
 from django.core.cache import cache
 
 from odh.training import errors
-from odh.training.preflight import workload_priority_values
-
-from .cluster import client_for_token, cluster_config
+from odh.training.capacity.preflight import workload_priority_values
+from training.cluster import client_for_token, cluster_config
 
 log = logging.getLogger("training.kueue")
 

@@ -246,8 +246,7 @@ class JobHistory(models.Model):
     def record_finished(cls, job: dict, summary, project_uid: str = "") -> tuple[JobHistory,
                                                                                  bool]:
         """`record_once` for a finished job object and its status summary."""
-        from odh.training.history import history_fields
-
+        from odh.training.status.history import history_fields
         return cls.record_once(**history_fields(job, summary), project_uid=project_uid)
 
     @classmethod
@@ -262,7 +261,7 @@ class JobHistory(models.Model):
 
 class KeptEvidence(models.Model):
     """A failed run of one of a job's containers, kept when it happened (the watcher's
-    odh.training.evidence moments): the pod as it was, and its log's last lines. The
+    odh.training.diagnosis.evidence moments): the pod as it was, and its log's last lines. The
     cluster may delete both soon after (a Launcher restarted in place and deleted at its
     backoff limit); the diagnosis takes them back as the pods and logs they were.
 
@@ -322,7 +321,7 @@ class KeptEvidence(models.Model):
     def of_job(cls, job_uid: str):
         """The job's kept moments, the latest RUNS_KEPT failed runs of each container and
         the last state of each pod that went away."""
-        from odh.training.evidence import RUNS_KEPT, Kept
+        from odh.training.diagnosis.evidence import RUNS_KEPT, Kept
 
         rows = list(cls.objects.filter(job_uid=job_uid).order_by("pod", "container", "-run"))
         kept, counted = [], {}

@@ -17,11 +17,10 @@ from collections.abc import Callable
 from django.http import HttpRequest
 
 from odh.training import errors
-from odh.training.client import ClusterClient
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import MPIJOB, JobKind
 from odh.training.spec import MPIJobSpec, build_manifest
-
-from . import audit
+from training import audit
 
 log = logging.getLogger("training.mutations")
 

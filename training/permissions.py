@@ -1,6 +1,6 @@
 """Every "may this person ...?" the dashboard asks, answered one way.
 
-One `AccessCache` per process (odh.training.access) holds the answers of
+One `AccessCache` per process (odh.training.cluster.access) holds the answers of
 SelfSubjectAccessReviews asked with the person's token: per person (a digest of the
 token), project ("" for the whole cluster) and question; one caller asks while the others
 wait for its answer (single flight); every answer is kept `ACCESS_TTL_SECONDS` (one
@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest
 
-from odh.training.access import Access, AccessCache, allowed
-from odh.training.client import ClusterClient
+from odh.training.cluster.access import Access, AccessCache, allowed
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import MPIJOB, JobKind
-
-from . import session
+from training.accounts import session
 
 # the questions asked of the whole cluster (no namespace)
 LIST_QUOTAS_EVERYWHERE = Access("list", "resourcequotas")  # the cluster pages
@@ -90,9 +89,7 @@ def may_view_cluster(request: HttpRequest) -> bool:
     the cluster socket get; a question the cluster did not answer (unreachable, token
     expired) counts as no and is asked again next time."""
     from odh.training import errors
-
-    from .cluster import user_client
-
+    from training.cluster import user_client
     if not request.user.is_authenticated or not session.has_live_token(request):
         return False
     try:

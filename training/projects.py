@@ -11,12 +11,12 @@ from django.core.cache import cache
 from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
 
-from odh.training import errors, queries
-from odh.training.access import Access
-from odh.training.client import ClusterClient, Project
+from odh.training import errors
+from odh.training.cluster.access import Access
+from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import KINDS, JobKind
-
-from .permissions import (
+from odh.training.status import queries
+from training.permissions import (
     EVERYWHERE,
     LIST_MPIJOBS_EVERYWHERE,
     LIST_PODS_EVERYWHERE,
@@ -124,8 +124,7 @@ def list_jobs_for_user(request: HttpRequest, client: ClusterClient,
     pods everywhere); a kind they may not list everywhere is shown in their projects."""
     from datetime import UTC, datetime
 
-    from .hub.snapshots import hub_listing
-
+    from training.live.hub.snapshots import hub_listing
     mine = {p.name for p in projects}
 
     def may(namespace: str, access: Access) -> bool:

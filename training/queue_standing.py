@@ -1,12 +1,12 @@
-"""Where jobs queued by Kueue stand, read with the viewer's token (odh/training/queueing.py):
+"""Where jobs queued by Kueue stand, read with the viewer's token (odh/training/queues/standing.py):
 the job page's Queue card, which fetches itself again over HTTP (`training-job-queue`)
 whenever the page's socket is told that Kueue's Workloads moved (the watch hub watches
-them: training/queue_subscriptions.py), and every REFRESH_SECONDS while the job waits
+them: training/live/queue_subscriptions.py), and every REFRESH_SECONDS while the job waits
 where no such word comes, so the position moves as the queue does (left out for jobs that
 name no queue or have finished); and the job list's "Queued: 2 of 5 in gpu-queue", the
 line of a row Kueue holds.
 
-The card's expected start (odh/training/queue_start.py) needs each running job's end in
+The card's expected start (odh/training/queues/start.py) needs each running job's end in
 the same ClusterQueue, from its launcher's log (three reads per job): those ends are kept
 ENDS_SECONDS per person, as the moment they fall, so a card refreshing every 10 s reads
 each log at most every ENDS_SECONDS."""
@@ -19,15 +19,15 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 from odh.training import errors
-from odh.training.access import identity
-from odh.training.client import ClusterClient
+from odh.training.cluster.access import identity
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind
-from odh.training.queue_start import EndsIn, progress_ends, read_standing
-from odh.training.queueing import QueueStanding, queued_lines
-from odh.training.summary import JobSummary
-
-from . import kueue_settings, session
-from .projects import projects_for_user
+from odh.training.queues.standing import QueueStanding, queued_lines
+from odh.training.queues.start import EndsIn, progress_ends, read_standing
+from odh.training.status.summary import JobSummary
+from training import kueue_settings
+from training.accounts import session
+from training.projects import projects_for_user
 
 REFRESH_SECONDS = 30
 ENDS_SECONDS = 30
@@ -65,7 +65,7 @@ def for_job(request: HttpRequest, client: ClusterClient, kind: JobKind, job: dic
 
 def positions_for_rows(client: ClusterClient, summaries: list[JobSummary]) -> dict[str, str]:
     """"Queued: 2 of 5 in gpu-queue" for the rows shown that Kueue holds, by
-    "<ns>/<kind>/<name>" (odh.training.queueing.queued_lines, the person's token): each
+    "<ns>/<kind>/<name>" (odh.training.queues.standing.queued_lines, the person's token): each
     queue's pending list read once, not once per job."""
     return queued_lines(client, [(s.kind, s.namespace, s.name, s.uid, s.queue)
                                  for s in summaries if s.held_by_queue])

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import path
 from django.views.generic import RedirectView
 
-from .views import (
+from training.views import (
     assets,
     audit_trail,
     auth,

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from odh.training.capacity.fit import FitReport, Fix, QuotaLine, Totals, check_fit
+from odh.training.checks.findings import FieldError, ValidationContext
 from odh.training.durations import age, format_duration, parse_timestamp
 from odh.training.errors import (
     AuthenticationError,
@@ -24,11 +26,11 @@ from odh.training.errors import (
     ResourceQuotaExceeded,
     ValidationError,
 )
-from odh.training.findings import FieldError, ValidationContext
-from odh.training.fit import FitReport, Fix, QuotaLine, Totals, check_fit
-from odh.training.importing import ManifestImportError, parse_manifest_text
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.kinds import KINDS, MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB, JobKind
+from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
+from odh.training.manifests.sdkcode import sdk_code
+from odh.training.manifests.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
 from odh.training.quantity import (
     QuantityError,
     format_cpu,
@@ -36,7 +38,6 @@ from odh.training.quantity import (
     format_resources,
     parse_quantity,
 )
-from odh.training.sdkcode import sdk_code
 from odh.training.spec import (
     EnvVar,
     MPIJobSpec,
@@ -47,8 +48,7 @@ from odh.training.spec import (
     manifest_yaml,
     read_manifest,
 )
-from odh.training.status import JobSummary, summarize
-from odh.training.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
+from odh.training.status.summarize import JobSummary, summarize
 from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:

@@ -32,6 +32,12 @@ _translate: Callable[[str], str] = _identity
 _translate_plural: Callable[[str, str, int], str] | None = None
 
 
+def shown(value: object, limit: int = 40) -> str:
+    """A value short enough to quote in a message."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def set_translator(fn: Callable[[str], str],
                    plural: Callable[[str, str, int], str] | None = None) -> None:
     """Install the translation functions (gettext, and optionally ngettext).

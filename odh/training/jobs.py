@@ -10,7 +10,7 @@
     print(job.status().duration_text)
 
 Everything goes through `TrainingClient` and the dashboard's own modules: the same
-validation and resource check as the wizard (`odh.training.preflight`), the same status
+validation and resource check as the wizard (`odh.training.capacity.preflight`), the same status
 summary as the job's page, the same diagnosis when a job fails. The cluster is the one the
 kubeconfig names (`KUBECONFIG`, `~/.kube/config`; `oc login` writes it) or, inside a pod,
 the pod's service account; pass `client=TrainingClient(...)` for another. A `namespace`
@@ -34,26 +34,27 @@ from pathlib import Path
 from typing import Any
 
 from odh.training import errors
-from odh.training.fit import Fix
+from odh.training.capacity.fit import Fix
+from odh.training.capacity.preflight import Preflight, preflight
+from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.i18n import _
-from odh.training.importing import (
-    ManifestImportError,
-    parse_manifest_text,
-    unknown_fields,
-    unknown_fields_message,
-)
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
-from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import MPIJOB
-from odh.training.logfollow import (
+from odh.training.logs.logfollow import (
     follow_pod_lines,
     pod_expected,
     pod_for,
     read_text,
     wait_for_pod,
 )
-from odh.training.preflight import Preflight, preflight
-from odh.training.queue_start import progress_ends, read_standing
+from odh.training.manifests.importing import (
+    ManifestImportError,
+    parse_manifest_text,
+    unknown_fields,
+    unknown_fields_message,
+)
+from odh.training.manifests.templates import BUILTIN_TEMPLATES, template_by_slug
+from odh.training.queues.start import progress_ends, read_standing
 from odh.training.sdk import InvalidSpec, TrainingClient
 from odh.training.spec import (
     EnvVar,
@@ -64,8 +65,7 @@ from odh.training.spec import (
     manifest_yaml,
 )
 from odh.training.spec import read_manifest as spec_from_manifest
-from odh.training.summary import JobSummary
-from odh.training.templates import BUILTIN_TEMPLATES, template_by_slug
+from odh.training.status.summary import JobSummary
 
 __all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "SettingWarning", "default_client",
            "fix_arguments"]
@@ -430,12 +430,11 @@ class MPIJob:
         """Where the job stands now (phase, Workers by state, start, completion); for a
         job that names a Kueue queue and has not finished, `queue` too: its position, what
         it needs against what is free, the jobs ahead and its expected start, as far as
-        you may read them (odh.training.queueing.QueueStanding)."""
+        you may read them (odh.training.queues.standing.QueueStanding)."""
         from odh.training.diagnosis import diagnose
         from odh.training.diagnosis.gather import Sources, gather
-        from odh.training.queries import job_detail
-        from odh.training.story import tell
-
+        from odh.training.diagnosis.story import tell
+        from odh.training.status.queries import job_detail
         cluster = self.client.cluster
         detail = job_detail(cluster, MPIJOB, self.namespace, self.name)
         summary = detail.summary
@@ -445,7 +444,7 @@ class MPIJob:
             standing = read_standing(cluster, MPIJOB, detail.job,
                                      ends_in=progress_ends(cluster))
             status = dataclasses.replace(status, queue=standing)
-        # its one line, as the dashboard and `describe` say it (odh.training.story): the
+        # its one line, as the dashboard and `describe` say it (odh.training.diagnosis.story): the
         # diagnosis from what its headline rests on (objects, events, log tails)
         facts = gather(cluster, detail.job, detail.pods, detail.events, summary=summary,
                        sources=Sources(brief=True, read_nodes=False))

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.quantity import GPU_RESOURCE
-from odh.training.summary import JobSummary, Phase
+from odh.training.status.summary import JobSummary, Phase
 
 if TYPE_CHECKING:
-    from odh.training.queueing import QueueStanding
+    from odh.training.queues.standing import QueueStanding
 
 __all__ = ["JobStatus", "Phase", "ResourceSpec"]
 
@@ -63,11 +63,11 @@ class JobStatus:
     step: str = ""
     created_time: datetime | None = None
     observed_at: datetime = field(default_factory=lambda: datetime.now(UTC), compare=False)
-    # where it stands in Kueue's queue (odh.training.queueing), for a job that names one
+    # where it stands in Kueue's queue (odh.training.queues.standing), for a job that names one
     # and has not finished: what MPIJob.status() reads; None otherwise
     queue: QueueStanding | None = field(default=None, compare=False)
     # why it is where it is, in one line: the diagnosis' headline when it has something to
-    # say, else where it stands in its queue, else its step (odh.training.story): the line
+    # say, else where it stands in its queue, else its step (odh.training.diagnosis.story): the line
     # the dashboard and `odh training describe` say
     headline: str = ""
     # when it was suspended (None: it is not): its run time stops there

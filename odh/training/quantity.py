@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, localcontext
 
-from odh.training.i18n import _
-from odh.training.syntax import shown
+from odh.training.i18n import _, shown
 
 GPU_RESOURCE = "nvidia.com/gpu"
 # Kubernetes keeps quantities in 64-bit integers (of milli-units at the finest it prints).

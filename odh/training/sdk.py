@@ -25,20 +25,20 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from odh.training import errors
-from odh.training.client import ClusterClient
+from odh.training.checks.findings import FieldError, errors_of
+from odh.training.cluster.client import ClusterClient
+from odh.training.cluster.jobwatch import job_changes
 from odh.training.diagnosis import Diagnosis
-from odh.training.findings import FieldError, errors_of
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus as JobState
-from odh.training.jobwatch import job_changes
 from odh.training.kinds import KINDS, MPIJOB, JobKind
-from odh.training.logfollow import pod_for
-from odh.training.prometheus import PrometheusClient
-from odh.training.queries import job_detail, list_summaries
-from odh.training.sdkcode import sdk_code
+from odh.training.logs.logfollow import pod_for
+from odh.training.manifests.sdkcode import sdk_code
+from odh.training.metrics.prometheus import PrometheusClient
 from odh.training.spec import MPIJobSpec, build_manifest
-from odh.training.status import JobStatus, JobSummary
-from odh.training.suspending import set_suspended
+from odh.training.status.queries import job_detail, list_summaries
+from odh.training.status.summarize import JobStatus, JobSummary
+from odh.training.status.suspending import set_suspended
 from odh.training.validation import validate_spec
 
 __all__ = ["ConfigurationError", "InvalidSpec", "JobFailedError", "TrainingClient",
@@ -209,11 +209,10 @@ class TrainingClient:
                       key=lambda s: (s.namespace, s.name, s.kind.slug))
 
     def list_told(self, namespace: str | None = None) -> tuple[list[JobSummary], dict]:
-        """`list_jobs`, and each job's story (odh.training.story.Story) by
+        """`list_jobs`, and each job's story (odh.training.diagnosis.story.Story) by
         "<ns>/<kind slug>/<name>": the one line the dashboard's list says of it (the
         diagnosis' headline for jobs that fail or wait, read with your credentials)."""
         from odh.training.diagnosis.gather import tell_listing
-
         listing = self._listing(namespace)
         return (sorted(listing.summaries, key=lambda s: (s.namespace, s.name, s.kind.slug)),
                 tell_listing(self.cluster, listing))

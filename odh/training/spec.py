@@ -1,13 +1,14 @@
 """The MPIJob spec model, and the kubeflow.org/v2beta1 manifest built from it and read back.
 
-The model lives in `odh.training.model`, the manifest it builds and reads in
-`odh.training.manifest`; this module offers both under the name people import.
+The model lives in `odh.training.manifests.model`, the manifest it builds and reads in
+`odh.training.manifests.manifest`; this module offers both under the name people import.
 """
 
 from __future__ import annotations
 
+from odh.training.checks.names import fresh_name
 from odh.training.kinds import CREATED_BY_ANNOTATION, QUEUE_LABEL
-from odh.training.manifest import (
+from odh.training.manifests.manifest import (
     LAST_APPLIED_ANNOTATION,
     SIDECAR_ANNOTATION,
     ManifestError,
@@ -15,7 +16,7 @@ from odh.training.manifest import (
     clone_spec,
     read_manifest,
 )
-from odh.training.model import (
+from odh.training.manifests.model import (
     CLEAN_POD_POLICIES,
     LAUNCHER,
     LAUNCHER_CREATION_POLICIES,
@@ -28,8 +29,7 @@ from odh.training.model import (
     Toleration,
     volume_name_for,
 )
-from odh.training.names import fresh_name
-from odh.training.yamlio import manifest_yaml
+from odh.training.manifests.yamlio import manifest_yaml
 
 __all__ = [
     "CLEAN_POD_POLICIES", "CREATED_BY_ANNOTATION", "LAST_APPLIED_ANNOTATION", "LAUNCHER",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from odh.training.findings import (
+from odh.training.checks.findings import (
     ERROR,
     WARNING,
     FieldError,
@@ -22,7 +22,7 @@ from odh.training.findings import (
     errors_of,
     warnings_of,
 )
-from odh.training.rules_job import (
+from odh.training.checks.rules_job import (
     check_choices,
     check_command,
     check_images,
@@ -33,7 +33,7 @@ from odh.training.rules_job import (
     check_slots,
     check_workers,
 )
-from odh.training.rules_pod import (
+from odh.training.checks.rules_pod import (
     check_env,
     check_limit_ranges,
     check_manifest,

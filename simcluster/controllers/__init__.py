@@ -7,26 +7,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Controller
+from simcluster.controllers.base import Controller
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from simcluster.cluster import Cluster
 
 
 def all_controllers(cluster: Cluster) -> list[Controller]:
-    from .batchjob import JobController
-    from .kubeflow_v1 import PyTorchJobController, TFJobController
-    from .mpijob import MPIJobController
+    from simcluster.controllers.batchjob import JobController
+    from simcluster.controllers.kubeflow_v1 import PyTorchJobController, TFJobController
+    from simcluster.controllers.mpijob import MPIJobController
 
     controllers: list[Controller] = []
     controllers += [MPIJobController(cluster), JobController(cluster),
                     PyTorchJobController(cluster), TFJobController(cluster)]
-    from ..kubelet import Kubelet
-    from ..scheduler import Scheduler
+    from simcluster.kubelet import Kubelet
+    from simcluster.scheduler import Scheduler
 
     controllers += [Scheduler(cluster), Kubelet(cluster)]
     if serves_kueue(cluster):
-        from ..kueue import KueueController
+        from simcluster.kueue import KueueController
 
         cluster.kueue = KueueController(cluster)  # the visibility API asks it its order
         controllers.append(cluster.kueue)

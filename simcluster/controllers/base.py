@@ -14,12 +14,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..backoff import exponential
-from ..clock import SLICE_SECONDS  # a pump between requests stops after this long
-from ..store import Change
+from simcluster.backoff import exponential
+from simcluster.clock import SLICE_SECONDS  # a pump between requests stops after this long
+from simcluster.store import Change
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from simcluster.cluster import Cluster
 
 log = logging.getLogger("simcluster.controllers")
 

@@ -21,11 +21,16 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from .. import errors
-from ..backoff import exponential
-from ..store import Change
-from .base import Controller, Key
-from .conditions import controller_ref, int_or, is_controlled_by, service_account
+from simcluster import errors
+from simcluster.backoff import exponential
+from simcluster.controllers.base import Controller, Key
+from simcluster.controllers.conditions import (
+    controller_ref,
+    int_or,
+    is_controlled_by,
+    service_account,
+)
+from simcluster.store import Change
 
 log = logging.getLogger("simcluster.job-controller")
 

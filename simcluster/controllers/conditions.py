@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..auth import UserInfo
+from simcluster.auth import UserInfo
 
 Obj = dict[str, Any]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .training_operator import TrainingJobController
+from simcluster.controllers.training_operator import TrainingJobController
 
 Obj = dict[str, Any]
 

@@ -31,25 +31,30 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from .. import behaviour, errors
-from ..backoff import exponential
-from ..store import Change
-from . import mpijob_objects as objects
-from .base import Controller, Key
-from .conditions import is_controlled_by, new_condition, service_account, set_condition
-from .mpijob_status import (
+from simcluster import behaviour, errors
+from simcluster.backoff import exponential
+from simcluster.controllers import mpijob_objects as objects
+from simcluster.controllers.base import Controller, Key
+from simcluster.controllers.conditions import (
+    is_controlled_by,
+    new_condition,
+    service_account,
+    set_condition,
+)
+from simcluster.controllers.mpijob_status import (
     MPIJobStatus,
     controller_of,
     count_ready,
     finished,
     job_finished,
 )
-from .mpijob_validation import (
+from simcluster.controllers.mpijob_validation import (
     apply_defaults,
     managed_externally,
     validate,
     validation_event_message,
 )
+from simcluster.store import Change
 
 log = logging.getLogger("simcluster.mpi-operator")
 

@@ -15,8 +15,8 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ..behaviour import MAX_REPLICAS
-from .conditions import controller_ref
+from simcluster.behaviour import MAX_REPLICAS
+from simcluster.controllers.conditions import controller_ref
 
 Obj = dict[str, Any]
 

@@ -12,8 +12,14 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from .conditions import get_condition, is_controlled_by, is_true, new_condition, set_condition
-from .mpijob_validation import truncate
+from simcluster.controllers.conditions import (
+    get_condition,
+    is_controlled_by,
+    is_true,
+    new_condition,
+    set_condition,
+)
+from simcluster.controllers.mpijob_validation import truncate
 
 Obj = dict[str, Any]
 

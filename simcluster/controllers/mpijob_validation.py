@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from .conditions import int_or
+from simcluster.controllers.conditions import int_or
 
 Obj = dict[str, Any]
 

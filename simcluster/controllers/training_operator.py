@@ -9,9 +9,9 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from .. import behaviour, errors
-from .base import Controller, Key
-from .conditions import (
+from simcluster import behaviour, errors
+from simcluster.controllers.base import Controller, Key
+from simcluster.controllers.conditions import (
     controller_ref,
     int_or,
     is_controlled_by,

@@ -4,7 +4,7 @@
 // No Plotly mode bar: both axes are fixed (nothing to zoom or pan), and over these short
 // charts it covered the legend and the threshold's label.
 //
-// Live updates (training/cluster_subscriptions.py): when the server says the cluster changed
+// Live updates (training/live/cluster_subscriptions.py): when the server says the cluster changed
 // (a `live:message` event whose detail is {"type": "cluster-changed"}, or a
 // `cluster:changed` event on the page), the part #cluster-numbers is fetched again with the
 // person's own session and swapped in; the charts are then drawn again from the new JSON.

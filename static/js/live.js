@@ -1,6 +1,6 @@
 // Live updates on the job list and job pages: one websocket per tab, opened by the htmx
 // websocket extension on the element #live-socket (hx-ext="ws,live" ws-connect="/ws/live/?...").
-// training/consumers.py describes the protocol. This file:
+// training/live/consumers.py describes the protocol. This file:
 //  - lets through only the pushed fragments whose target is on this page (the server sends
 //    every part of a job's page; only the open tab's parts are here),
 //  - reads the JSON frames: "announce" (into the aria-live region #live-announcer),

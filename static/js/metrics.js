@@ -10,7 +10,7 @@
 //
 // Series names come partly from Prometheus labels. Plotly reads a trace's name as its own
 // little HTML and a hover template's %{...} as variables, so a trace is named with the
-// series' `label` (the name with <, > and & escaped: odh/training/series.py plotly_text)
+// series' `label` (the name with <, > and & escaped: odh/training/metrics/series.py plotly_text)
 // and its hover template says %{fullData.name}, never the name itself. The plain name is
 // kept in the trace's `meta`, to find its row in the table and its trace in new points.
 //
@@ -41,7 +41,7 @@
   }
 
   // `units` are the words after values, translated (metrics_meta.units from the view).
-  function formatValue(unit, value, units) {  // the text of odh.training.metrics.format_value
+  function formatValue(unit, value, units) {  // the text of odh.training.metrics.charts.format_value
     if (value === null || value === undefined || isNaN(value)) return "\u2013";
     if (unit === "percent") return value.toFixed(0) + "%";
     if (unit === "cores") return value.toFixed(2) + " " + units.cpu;

@@ -1,7 +1,7 @@
 // Runs in <head>, before the page is painted: PatternFly 6's dark theme when the person chose
 // it, or chose "System" (the default) and the browser prefers dark; and the browser's time zone
 // sent once as a cookie, so dates on the pages are in the person's own zone
-// (training/localtime.py, training/theme.py).
+// (training/web/localtime.py, training/web/theme.py).
 (function () {
   "use strict";
   var root = document.documentElement;

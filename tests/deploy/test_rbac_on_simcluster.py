@@ -11,9 +11,10 @@ import subprocess
 import pytest
 from kubernetes import client as k8s
 
-from odh.training import capacity, errors
-from odh.training.client import ClusterClient, make_api_client
+from odh.training import errors
+from odh.training.cluster.client import ClusterClient, make_api_client
 from odh.training.kinds import KINDS, MPIJOB
+from odh.training.overviews import cluster as capacity
 from tests import reference, simcluster_process
 from tests.deploy import manifests as m
 from tests.waiting import wait_until
@@ -262,7 +263,8 @@ def test_mpijob_user_covers_what_the_dashboard_reads_for_them(applied, kubectl, 
 def test_mpijob_admin_overview_covers_every_read_of_the_admin_overview(applied, kubectl,
                                                                          cluster):
     """/cluster/ lets in whoever may list quotas in all namespaces, then reads the cluster
-    with their token (odh.training.capacity.read_cluster): the role must cover all of it."""
+    with their token (odh.training.overviews.cluster.read_cluster): the role must cover all of
+    it."""
     with person(cluster, "bob") as bob:
         assert not bob.can_i("list", "resourcequotas", "")
     kubectl("admin", "apply", "-f", "-", stdin=json.dumps({

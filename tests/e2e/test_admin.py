@@ -12,8 +12,8 @@ import pytest
 from kubernetes import client as k8s
 from playwright.sync_api import expect
 
+from odh.training.manifests.totals import number
 from odh.training.quantity import parse_quantity
-from odh.training.totals import number
 from tests.e2e.conftest import sign_in
 from tests.overview_support import one_gpu_job, placed_pods_and_quota_use, requested
 from tests.waiting import wait_until
@@ -86,7 +86,7 @@ def test_the_admin_sees_gpu_capacity_and_quota_use_exactly(page, live_dashboard,
     expect(page.locator("#chart-gpu-models .main-svg").first).to_be_visible()  # Plotly drew
     expect(page.locator("#chart-quota-use .main-svg").first).to_be_visible()
     waiting = page.get_by_role("table", name="Pending and suspended jobs, longest waiting first")
-    # why it waits: the story its page tells (odh/training/story.py)
+    # why it waits: the story its page tells (odh/training/diagnosis/story.py)
     expect(waiting.get_by_role("row").filter(has_text="vit-huge-pretrain")).to_contain_text(
         "This job can never start: each Worker asks for 12 GPUs and no node has that many")
     screenshot("cluster-overview")

@@ -1,6 +1,6 @@
 """Every page works under the strict Content-Security-Policy, with no violation reported.
 
-The policy (training/headers.py) refuses inline script, eval and inline style; a page that
+The policy (training/web/headers.py) refuses inline script, eval and inline style; a page that
 still needed one would lose it silently for the person (a chart's toolbar unstyled, a bar
 without its width), so the browser's own violation reports are collected on every page a
 person reaches: the job list, each tab of a job (live charts included), a failed job's

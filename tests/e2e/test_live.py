@@ -409,7 +409,6 @@ def test_a_finished_job_s_duration_stays_fixed(page, live_dashboard):
 @pytest.mark.parametrize("seconds", [0, 59, 3599, 7205, 86399, 90061, 200000])
 def test_the_page_counts_in_the_server_s_words(page, live_dashboard, seconds):
     from odh.training.durations import format_duration
-
     sign_in(page, live_dashboard, "alice", "/jobs/")
     page.evaluate("""(seconds) => {
       const time = document.createElement("time");

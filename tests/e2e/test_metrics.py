@@ -117,7 +117,6 @@ def plain_prometheus(e2e_cluster):
 def dashboard_on_plain_prometheus(e2e_cluster, plain_prometheus, settings):
     """The dashboard (in this process, Django's test client) asking that Prometheus."""
     from training import cluster
-
     settings.CLUSTER_KUBECONFIG = str(e2e_cluster.kubeconfig("dashboard"))
     settings.PROMETHEUS_URL = plain_prometheus.url
     cluster.cluster_config.cache_clear()

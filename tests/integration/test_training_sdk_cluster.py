@@ -13,7 +13,7 @@ import pytest
 from odh.training import errors
 from odh.training.sdk import InvalidSpec, TrainingClient, sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest, read_manifest
-from odh.training.status import JobStatus
+from odh.training.status.summarize import JobStatus
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""What the strict Content-Security-Policy (training/headers.py) needs of our own code:
+"""What the strict Content-Security-Policy (training/web/headers.py) needs of our own code:
 templates with no inline script, handler or style, bars as width classes, and Plotly's
 style rules as a stylesheet. The browser checks pages in tests/e2e."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from django.test import RequestFactory
 
-from training.headers import content_security_policy
-from training.plotly_css import bundle_path, rules_of, stylesheet_of
 from training.templatetags.training_tags import width_class
+from training.web.headers import content_security_policy
+from training.web.plotly_css import bundle_path, rules_of, stylesheet_of
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "training" / "templates"
 INLINE = {

@@ -1,13 +1,13 @@
-"""The hub's job-history writer (training/hub/history.py) with a stand-in database."""
+"""The hub's job-history writer (training/live/hub/history.py) with a stand-in database."""
 
 from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime
 
-from odh.training.status import summarize
+from odh.training.status.summarize import summarize
 from tests.waiting import wait_until
-from training.hub.history import HistoryWriter
+from training.live.hub.history import HistoryWriter
 
 
 def _finished(name: str, status: str = "Succeeded") -> tuple[dict, object]:

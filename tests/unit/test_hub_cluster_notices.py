@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 
 from tests.waiting import wait_until
-from training.hub.cluster import ClusterNotices
-from training.hub.groups import CLUSTER_GROUP
+from training.live.hub.cluster import ClusterNotices
+from training.live.hub.groups import CLUSTER_GROUP
 
 
 class Sends:
@@ -76,8 +76,8 @@ def test_a_failed_send_is_tried_again():
 def test_the_cluster_subscription_turns_notices_into_a_refetch():
     import pytest
 
-    from training import subscriptions
-    from training.cluster_subscriptions import SOCKET_URL
+    from training.live import subscriptions
+    from training.live.cluster_subscriptions import SOCKET_URL
 
     [sub] = subscriptions.parse_query(SOCKET_URL.split("?", 1)[1])
     assert (sub.kind, sub.value, sub.namespace, sub.group) == (

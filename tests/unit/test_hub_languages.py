@@ -1,11 +1,11 @@
-"""The hub renders each push in the languages its viewers read (training/hub/languages.py)."""
+"""The hub renders each push in the languages its viewers read (training/live/hub/languages.py)."""
 
 from __future__ import annotations
 
 from django.utils import translation
 
-from training.hub.groups import job_group, ns_group
-from training.hub.languages import (
+from training.live.hub.groups import job_group, ns_group
+from training.live.hub.languages import (
     TTL_SECONDS,
     ViewerLanguages,
     in_viewer_language,

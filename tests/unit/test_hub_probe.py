@@ -1,4 +1,4 @@
-"""The hub's probe of the API server (training/hub/probe.py): the watches' own traffic
+"""The hub's probe of the API server (training/live/hub/probe.py): the watches' own traffic
 proves the server is there; `GET /version` is asked only when they were all quiet."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 from odh.training import errors
 from tests.waiting import wait_until
-from training.hub.probe import ClusterProbe
+from training.live.hub.probe import ClusterProbe
 
 
 def _unreachable():

@@ -1,4 +1,4 @@
-"""The job numbers of /metrics (odh.training.jobmetrics): bounded label values."""
+"""The job numbers of /metrics (odh.training.overviews.jobmetrics): bounded label values."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from odh.training import jobmetrics
 from odh.training.diagnosis import Facts, diagnose
-from odh.training.status import summarize
+from odh.training.overviews import jobmetrics
+from odh.training.status.summarize import summarize
 
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from odh.training.logstreams import (
+from odh.training.logs.logstreams import (
     CAPACITY,
     DELETED,
     FINISHED,
@@ -333,8 +333,7 @@ def test_deduper_multiset_at_one_time():
         {"name": "worker", "state": {"terminated": {"exitCode": 1}}}]}}, "waiting"),
 ])
 def test_pod_log_state(pod, state):
-    from odh.training.logstreams import pod_log_state
-
+    from odh.training.logs.logstreams import pod_log_state
     assert pod_log_state(pod, "worker") == state
 
 

@@ -21,7 +21,7 @@ def test_it_gives_a_token_the_same_client_and_another_token_another():
 
 
 def test_closing_a_persons_client_keeps_the_connection_for_their_next_request():
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
 
     clients = PersonApiClients()
     api = clients.get(CFG, "sha256~alice")

@@ -1,10 +1,10 @@
-"""When a queued job should start (odh/training/queueing.py `expected_start`)."""
+"""When a queued job should start (odh/training/queues/standing.py `expected_start`)."""
 
 from __future__ import annotations
 
 from decimal import Decimal as D
 
-from odh.training.queueing import Running, expected_start
+from odh.training.queues.standing import Running, expected_start
 
 
 def test_it_starts_now_when_it_fits():

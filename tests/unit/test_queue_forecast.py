@@ -1,11 +1,11 @@
-"""What Kueue will do with a job not yet created (odh/training/queue_forecast.py)."""
+"""What Kueue will do with a job not yet created (odh/training/queues/forecast.py)."""
 
 from __future__ import annotations
 
 from decimal import Decimal as D
 
-from odh.training.queue_forecast import borrowable, queue_forecast
-from odh.training.queueing import ExpectedStart
+from odh.training.queues.forecast import borrowable, queue_forecast
+from odh.training.queues.standing import ExpectedStart
 
 GPU = "nvidia.com/gpu"
 LQ = {"metadata": {"name": "gpu-queue"}, "spec": {"clusterQueue": "gpu-a100"}}

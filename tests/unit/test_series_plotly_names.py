@@ -1,4 +1,4 @@
-"""odh.training.series: names made of Prometheus labels reach Plotly as plain text.
+"""odh.training.metrics.series: names made of Prometheus labels reach Plotly as plain text.
 
 Plotly draws trace names (legend, hover) as its own little HTML: a `gpu` label such as
 `<b>0</b>` would be drawn bold, `<a href=...>` a link. The charts get the name escaped
@@ -7,7 +7,7 @@ Plotly draws trace names (legend, hover) as its own little HTML: a `gpu` label s
 
 from __future__ import annotations
 
-from odh.training.series import parse_matrix, plotly_text
+from odh.training.metrics.series import parse_matrix, plotly_text
 
 JOB = "bert-large"
 

@@ -1,10 +1,11 @@
-"""Access reviews for live updates, cached briefly per person (odh.training.access)."""
+"""Access reviews for live updates, cached briefly per person (odh.training.cluster.access)."""
 
 from __future__ import annotations
 
 import pytest
 
-from odh.training import access, errors
+from odh.training import errors
+from odh.training.cluster import access
 
 
 class FakeClock:

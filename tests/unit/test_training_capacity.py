@@ -6,9 +6,10 @@ import copy
 from datetime import timedelta
 from decimal import Decimal
 
-from odh.training import capacity
-from odh.training.allocation import held_part
-from odh.training.capacity import (
+from odh.training.capacity.allocation import held_part
+from odh.training.kinds import MPIJOB, PYTORCHJOB, TFJOB
+from odh.training.overviews import cluster as capacity
+from odh.training.overviews.cluster import (
     ClusterState,
     HistoryRecord,
     Holdings,
@@ -22,8 +23,7 @@ from odh.training.capacity import (
     success_rates,
     waiting_jobs,
 )
-from odh.training.kinds import MPIJOB, PYTORCHJOB, TFJOB
-from odh.training.status import summarize
+from odh.training.status.summarize import summarize
 from tests.unit.training_objects import (
     INSUFFICIENT_GPU,
     NS,
@@ -283,7 +283,7 @@ def test_why_jobs_wait_and_for_how_long():
     ]
     assert waiting[0].summary.status == "Pending"
     assert waiting[0].queue == "team-nlp-queue"
-    # the line is the job's story (odh.training.story): the diagnosis' headline, ours
+    # the line is the job's story (odh.training.diagnosis.story): the diagnosis' headline, ours
     assert waiting[0].detail == "Queued in team-nlp-queue"
     assert waiting[1].detail == ("Waiting for quota: the project uses 16 of its 16 GPUs and "
                                  "this job needs 2 more")

@@ -1,11 +1,16 @@
-"""Reading logs without trusting their size (odh.training.client): a followed line is
+"""Reading logs without trusting their size (odh.training.cluster.client): a followed line is
 capped, a read is limited in bytes and says when it was cut."""
 
 from __future__ import annotations
 
 import json
 
-from odh.training.client import MAX_LINE_BYTES, READ_LOG_LIMIT_BYTES, ClusterClient, LogFollow
+from odh.training.cluster.client import (
+    MAX_LINE_BYTES,
+    READ_LOG_LIMIT_BYTES,
+    ClusterClient,
+    LogFollow,
+)
 
 
 class FakeResponse:
@@ -94,7 +99,7 @@ def test_a_download_closed_from_another_thread_ends_its_blocked_read():
     the body from another thread while a worker thread waits for the next chunk."""
     import threading
 
-    from odh.training.client import LogChunks
+    from odh.training.cluster.client import LogChunks
 
     reading, shut = threading.Event(), threading.Event()
 

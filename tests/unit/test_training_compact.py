@@ -1,10 +1,10 @@
-"""odh.training.compact: objects kept long are the same to read, with shared strings."""
+"""odh.training.cluster.compact: objects kept long are the same to read, with shared strings."""
 
 from __future__ import annotations
 
 import json
 
-from odh.training.compact import INTERN_MAX_LENGTH, compact
+from odh.training.cluster.compact import INTERN_MAX_LENGTH, compact
 
 EVENT = {"apiVersion": "v1", "kind": "Event",
          "metadata": {"name": "bert-worker-0.17a", "namespace": "team-nlp",

@@ -1,8 +1,14 @@
-"""Jobs side by side (odh.training.compare): settings as rows, what differs, similar runs."""
+"""Jobs side by side (odh.training.status.compare): settings as rows, what differs, similar runs."""
 
 from __future__ import annotations
 
-from odh.training.compare import compare, differences, progress_over_time, settings_of, similar_to
+from odh.training.status.compare import (
+    compare,
+    differences,
+    progress_over_time,
+    settings_of,
+    similar_to,
+)
 from tests.unit.diagnosis_objects import failed_job
 
 

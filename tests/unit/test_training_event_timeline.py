@@ -1,11 +1,11 @@
-"""A job's events as a timeline in words (odh/training/event_timeline.py)."""
+"""A job's events as a timeline in words (odh/training/status/event_timeline.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from odh.training.event_timeline import build, of_type
 from odh.training.kinds import MPIJOB, PYTORCHJOB
+from odh.training.status.event_timeline import build, of_type
 from tests.unit.training_objects import NS, T0, event, launcher, v1_pod, worker
 
 JOB = "bert"

@@ -1,11 +1,11 @@
 """What the watcher keeps of a failed run before the cluster deletes it
-(odh/training/evidence.py), and how the diagnosis takes it back."""
+(odh/training/diagnosis/evidence.py), and how the diagnosis takes it back."""
 
 from __future__ import annotations
 
 import copy
 
-from odh.training.evidence import Kept, ghosts, kept_tails, moments
+from odh.training.diagnosis.evidence import Kept, ghosts, kept_tails, moments
 
 
 def _pod(restarts=0, state=None, last=None, phase="Running", deleting=False):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from odh.training import export
+from odh.training.manifests import export
 
 LIVE = {
     "spec": {"slotsPerWorker": 1},

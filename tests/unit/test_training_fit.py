@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from odh.training.fit import Fix, check_fit
+from odh.training.capacity.fit import Fix, check_fit
+from odh.training.manifests.totals import Totals, totals_for
 from odh.training.spec import MPIJobSpec
-from odh.training.totals import Totals, totals_for
 
 GI = 2**30
 
@@ -391,7 +391,7 @@ GPU_NODES = [node("gpu-1", "64", "512Gi", 8), node("gpu-2", "64", "512Gi", 8),
 
 
 def test_a_job_the_quota_takes_but_the_nodes_half_start_is_told_so():
-    from odh.training.allocation import room_now
+    from odh.training.capacity.allocation import room_now
     # 1 GPU free on the whole cluster: a 2 x 1-GPU job would start one Worker of two
     room = room_now(GPU_NODES, [pod("a", "gpu-1", 8), pod("b", "gpu-2", 7)])
     report = check_fit(spec(workers=2, gpus_per_worker=1), [], [], GPU_NODES, "team-nlp",
@@ -410,7 +410,7 @@ def test_a_job_the_quota_takes_but_the_nodes_half_start_is_told_so():
 
 
 def test_each_worker_is_placed_on_a_node_with_room_for_all_of_it():
-    from odh.training.allocation import room_now
+    from odh.training.capacity.allocation import room_now
     # 4 + 4 GPUs free, but on two nodes: two 4-GPU Workers fit, one 8-GPU Worker does not
     room = room_now(GPU_NODES, [pod("a", "gpu-1", 4), pod("b", "gpu-2", 4)])
     assert check_fit(spec(workers=2, gpus_per_worker=4), [], [], GPU_NODES, "team-nlp",
@@ -429,7 +429,7 @@ def test_each_worker_is_placed_on_a_node_with_room_for_all_of_it():
 
 
 def test_the_launcher_needs_a_place_too():
-    from odh.training.allocation import room_now
+    from odh.training.capacity.allocation import room_now
     nodes = [node("gpu-1", "8", "32Gi", 8)]
     report = check_fit(spec(workers=1, gpus_per_worker=8), [], [], nodes, "team-nlp",
                        room=room_now(nodes, []))

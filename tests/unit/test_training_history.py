@@ -1,4 +1,5 @@
-"""The fields of a finished job's history record (odh.training.history), diagnosis included."""
+"""The fields of a finished job's history record (odh.training.status.history),
+diagnosis included."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from odh.training.history import history_fields
-from odh.training.status import summarize
+from odh.training.status.history import history_fields
+from odh.training.status.summarize import summarize
 from tests.unit.training_objects import (
     NS,
     T0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from odh.training import i18n
-from odh.training.fit import check_fit
+from odh.training.capacity.fit import check_fit
 from odh.training.spec import MPIJobSpec
 from odh.training.validation import validate_spec
 
@@ -50,7 +50,7 @@ def test_a_jobs_step_is_made_once_and_said_in_each_viewers_language():
     shown, not when made (a French page once said the hub's English)."""
     import pickle
 
-    from odh.training.status import summarize
+    from odh.training.status.summarize import summarize
     from tests.unit.training_objects import mpijob
 
     summary = summarize(mpijob(), [], [])  # made in no language at all

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odh.training import errors
-from odh.training.importing import (
+from odh.training.manifests.importing import (
     ManifestImportError,
     parse_manifest_text,
     unknown_fields,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from odh.training.jobindex import JobIndex, candidate_job_name, may_concern_training_job
 from odh.training.kinds import MPIJOB, PYTORCHJOB
-from training.hub.groups import job_group, ns_group
+from odh.training.status.jobindex import JobIndex, candidate_job_name, may_concern_training_job
+from training.live.hub.groups import job_group, ns_group
 
 NS = "team-nlp"
 
@@ -99,8 +99,8 @@ def test_group_names_are_valid_for_channels():
 def test_a_deleted_jobs_events_are_forgotten_and_so_are_orphans_after_a_while():
     from datetime import UTC, datetime, timedelta
 
-    from odh.training.jobindex import JobIndex
     from odh.training.kinds import MPIJOB
+    from odh.training.status.jobindex import JobIndex
 
     def event(uid: str, name: str, minutes_ago: float) -> dict:
         at = (datetime.now(UTC) - timedelta(minutes=minutes_ago)).strftime(

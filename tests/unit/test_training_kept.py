@@ -1,11 +1,12 @@
-"""What a manifest keeps from its base that the wizard does not show (odh.training.kept)."""
+"""What a manifest keeps from its base that the wizard does not show
+(odh.training.manifests.kept)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from odh.training.importing import parse_manifest_text
-from odh.training.kept import kept_fields
+from odh.training.manifests.importing import parse_manifest_text
+from odh.training.manifests.kept import kept_fields
 from odh.training.spec import (
     EnvVar,
     MPIJobSpec,

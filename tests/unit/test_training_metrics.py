@@ -1,4 +1,4 @@
-"""odh.training.metrics: PromQL for a job's charts, Prometheus responses, the GPU line."""
+"""odh.training.metrics.charts: PromQL for a job's charts, Prometheus responses, the GPU line."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import requests
 from requests.adapters import BaseAdapter
 
 from odh.training import errors
-from odh.training import metrics as m
 from odh.training.kinds import MPIJOB, PYTORCHJOB, TFJOB
+from odh.training.metrics import charts as m
 
 NOW = 1_714_557_600.0  # 2024-05-01T10:00:00Z
 JOB = "bert-large"
@@ -476,7 +476,6 @@ def test_gpu_summary_without_data_is_empty():
 
 def test_summary_goes_through_the_translator():
     from odh.training import i18n
-
     before = (i18n._translate, i18n._translate_plural)
     try:
         i18n.set_translator(lambda s: s.replace("avg across", "Ø über"),
@@ -496,7 +495,6 @@ def test_format_value(value, unit, text):
 
 def test_unit_words_are_translated_where_values_are_written():
     from odh.training import i18n
-
     before = (i18n._translate, i18n._translate_plural)
     try:
         i18n.set_translator(lambda s: {"CPU": "Kerne", "GiB": "Gio", "MiB": "Mio"}.get(s, s))

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from odh.training.progress import (
+from odh.training.logs.progress import (
     EPOCH,
     STEP,
     Progress,
@@ -295,8 +295,8 @@ def test_total_hint_from_args(argv, expected):
 
 
 def test_progress_source_prefers_the_launcher_then_master_chief_then_worker_0():
-    from odh.training.pods import ReplicaState
-    from odh.training.progress import progress_source
+    from odh.training.logs.progress import progress_source
+    from odh.training.status.pods import ReplicaState
 
     launcher = ReplicaState("j-launcher-abcde", "Launcher")
     w0, w1 = ReplicaState("j-worker-0", "Worker", 0), ReplicaState("j-worker-1", "Worker", 1)
@@ -308,8 +308,7 @@ def test_progress_source_prefers_the_launcher_then_master_chief_then_worker_0():
 
 
 def test_hints_from_job():
-    from odh.training.progress import hints_from_job
-
+    from odh.training.logs.progress import hints_from_job
     job = {"spec": {"mpiReplicaSpecs": {"Launcher": {"template": {"spec": {"containers": [{
         "command": ["horovodrun", "-np", "8", "python", "/workspace/train_resnet.py",
                     "--epochs", "12"]}]}}}}}}

@@ -1,11 +1,11 @@
 """Listing jobs cluster-wide when some kinds (or pods) may not be listed everywhere
-(odh.training.queries.list_summaries)."""
+(odh.training.status.queries.list_summaries)."""
 
 from __future__ import annotations
 
 from odh.training import errors
 from odh.training.kinds import KINDS
-from odh.training.queries import list_summaries
+from odh.training.status.queries import list_summaries
 
 MPI, TF = KINDS["mpijob"], KINDS["tfjob"]
 

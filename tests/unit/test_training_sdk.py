@@ -14,6 +14,7 @@ from kubernetes import client as k8s
 import odh.training
 from odh.training import sdk
 from odh.training.kinds import MPIJOB, PYTORCHJOB
+from odh.training.manifests.templates import BUILTIN_TEMPLATES
 from odh.training.sdk import ConfigurationError, InvalidSpec, TrainingClient, sdk_code
 from odh.training.spec import (
     EnvVar,
@@ -23,7 +24,6 @@ from odh.training.spec import (
     build_manifest,
     read_manifest,
 )
-from odh.training.templates import BUILTIN_TEMPLATES
 from tests import reference
 
 ROOT = Path(__file__).resolve().parents[2]

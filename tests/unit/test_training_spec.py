@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from odh.training.names import fresh_name, is_dns1035_label, max_job_name_length
+from odh.training.checks.names import fresh_name, is_dns1035_label, max_job_name_length
 from odh.training.spec import (
     EnvVar,
     ManifestError,

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from odh.training.events import scheduling_reasons
+from odh.training.cluster.events import scheduling_reasons
 from odh.training.kinds import MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB
-from odh.training.pods import replica_from_pod
-from odh.training.status import JobPod, JobStatus, job_pods, summarize
+from odh.training.status.pods import replica_from_pod
+from odh.training.status.summarize import JobPod, JobStatus, job_pods, summarize
 from tests.unit.training_objects import (
     INSUFFICIENT_GPU,
     NS,

@@ -1,4 +1,5 @@
-"""odh.training.syntax's text forms: key=value lines, tolerations, commands, whole numbers."""
+"""odh.training.checks.syntax's text forms: key=value lines, tolerations, commands,
+whole numbers."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odh.training.spec import Toleration
-from odh.training.syntax import (
+from odh.training.checks.syntax import (
     command_text,
     pairs_text,
     read_command,
@@ -18,6 +18,7 @@ from odh.training.syntax import (
     toleration_text,
     tolerations_text,
 )
+from odh.training.spec import Toleration
 
 
 @pytest.mark.parametrize(("raw", "number"), [("2", 2), (" +3 ", 3), ("-1", -1), ("", None),

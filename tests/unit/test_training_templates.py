@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from odh.training.checks.images import parse_image
 from odh.training.i18n import LazyText, set_translator
-from odh.training.images import parse_image
+from odh.training.manifests.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
 from odh.training.spec import build_manifest, read_manifest
-from odh.training.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
 from odh.training.validation import validate_spec
 
 

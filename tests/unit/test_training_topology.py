@@ -1,10 +1,11 @@
-"""Grouping a job's Launcher and Workers by node, in reading order (odh.training.topology)."""
+"""Grouping a job's Launcher and Workers by node, in reading order
+(odh.training.status.topology)."""
 
 from __future__ import annotations
 
-from odh.training import topology
-from odh.training.pods import ReplicaState, placeholder
-from odh.training.status import summarize
+from odh.training.status import topology
+from odh.training.status.pods import ReplicaState, placeholder
+from odh.training.status.summarize import summarize
 from tests.unit.training_objects import (
     container_terminated,
     created,

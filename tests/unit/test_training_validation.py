@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odh.training.findings import by_field, errors_of, warnings_of
+from odh.training.checks.findings import by_field, errors_of, warnings_of
 from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration, read_manifest
 from odh.training.validation import FieldError, ValidationContext, validate_spec
 
@@ -686,7 +686,6 @@ def test_validation_never_raises_whatever_is_typed(name, namespace, image, comma
 
 def test_an_image_pull_secret_is_written_to_every_pod_and_read_back():
     from odh.training.spec import build_manifest
-
     manifest = build_manifest(good(image_pull_secret="quay-robot"))
     for role in ("Launcher", "Worker"):
         pod = manifest["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]

@@ -1,11 +1,11 @@
-"""ResilientWatch's life (odh.training.watch): stopping it closes the client it holds."""
+"""ResilientWatch's life (odh.training.cluster.watch): stopping it closes the client it holds."""
 
 from __future__ import annotations
 
 import threading
 from types import SimpleNamespace
 
-from odh.training.watch import ResilientWatch, WatchedResource
+from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from tests.waiting import wait_until
 
 MPIJOBS = WatchedResource("mpijobs", "kubeflow.org", "v2beta1")

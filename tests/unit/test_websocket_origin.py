@@ -1,11 +1,11 @@
-"""The websocket's Origin check (training/origin.py): scheme, host and port, as the CSRF
+"""The websocket's Origin check (training/live/origin.py): scheme, host and port, as the CSRF
 check asks of forms."""
 
 from __future__ import annotations
 
 import pytest
 
-from training.origin import allowed
+from training.live.origin import allowed
 
 
 def _scope(origin: str | None, host: str | None = "dash.apps.example", scheme: str = "ws",

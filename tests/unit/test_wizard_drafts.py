@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration, read_manifest
-from training import drafts
+from training.wizard import drafts
 
 MANIFEST = {
     "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",

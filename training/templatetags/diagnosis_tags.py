@@ -30,8 +30,7 @@ def diagnosis_cell(row, job, pushed: bool = False, queued: str | None = None) ->
     stands in its queue, else the lifecycle step: see training.diagnoses.row_cell_context
     for what a pushed row does with it). `row` is the page's RowDiagnosis, or (pushed) the
     hub's Diagnosis."""
-    from .. import diagnoses
-
+    from training import diagnoses
     if pushed:
         context = diagnoses.row_cell_context(row, job, pushed=True)
     else:
@@ -46,8 +45,7 @@ def story_line(summary, diagnosis=None, seen=None, queue=None, pushed: bool = Fa
                oob: bool = False) -> SafeString:
     """The Status card's line (training.diagnoses.story_context): `diagnosis` the page's
     (or, pushed, the hub's, which is then also `seen`), `queue` the job's QueueStanding."""
-    from .. import diagnoses
-
+    from training import diagnoses
     queued = queue.headline() if queue is not None and getattr(queue, "waiting", False) \
         else None
     context = diagnoses.story_context(diagnosis, summary, seen if not pushed else diagnosis,

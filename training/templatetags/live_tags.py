@@ -9,11 +9,10 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from odh.training import topology as topology_layout
 from odh.training.durations import format_duration, format_timestamp, parse_timestamp
-from odh.training.summary import JobStatus
-
-from ..subscriptions import socket_url
+from odh.training.status import topology as topology_layout
+from odh.training.status.summary import JobStatus
+from training.live.subscriptions import socket_url
 
 register = template.Library()
 

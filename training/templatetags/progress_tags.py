@@ -1,4 +1,4 @@
-"""The training progress bar (odh.training.progress) on the Overview and in list rows."""
+"""The training progress bar (odh.training.logs.progress) on the Overview and in list rows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django import template
 from django.utils.translation import gettext as _
 
 from odh.training.durations import format_duration
-from odh.training.progress import EPOCH
+from odh.training.logs.progress import EPOCH
 
 register = template.Library()
 

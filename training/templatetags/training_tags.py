@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from odh.training.durations import format_duration
-from odh.training.pods import NOT_CREATED
+from odh.training.status.pods import NOT_CREATED
 
 register = template.Library()
 
@@ -137,7 +137,6 @@ def sort_toggle(filters, key: str) -> str:
 def event_when(event: dict, now: datetime) -> str:
     """How long ago an event last happened."""
     from odh.training.durations import parse_timestamp
-
     ts = parse_timestamp(event.get("lastTimestamp") or event.get("eventTime")
                          or (event.get("metadata") or {}).get("creationTimestamp"))
     if ts is None:
@@ -148,7 +147,7 @@ def event_when(event: dict, now: datetime) -> str:
 @register.filter
 def width_class(percent: object) -> str:
     """`dash-w-37`: a bar's width as a class of dashboard.css (0-100, whole percents), not
-    a style attribute, which the Content-Security-Policy refuses (training/headers.py)."""
+    a style attribute, which the Content-Security-Policy refuses (training/web/headers.py)."""
     try:
         value = float(percent)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -184,7 +183,7 @@ def breadcrumb(current: str, root: str = "jobs", project: str = "", job=None,
 @register.filter
 def when(moment: datetime | None) -> str:
     """A moment as the person reads dates: their language's short date, a 24-hour time and
-    their time zone's abbreviation (the browser's zone: training/localtime.py)."""
+    their time zone's abbreviation (the browser's zone: training/web/localtime.py)."""
     if moment is None:
         return ""
     local = timezone.localtime(moment) if timezone.is_aware(moment) else moment

@@ -1,4 +1,4 @@
-"""Stylesheets made from installed packages (not files of ours): see training/plotly_css.py."""
+"""Stylesheets made from installed packages (not files of ours): see training/web/plotly_css.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from ..plotly_css import stylesheet
+from training.web.plotly_css import stylesheet
 
 
 @login_not_required  # the sign-in and error pages share the base template's <link>

@@ -24,13 +24,12 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from odh.training.kinds import KINDS
-
-from .. import params
-from ..cluster import user_client
-from ..models import VERB_LABELS, AuditEvent, verb_label
-from ..permissions import cluster_admin
-from .cluster import forbidden_page
-from .pages import render_page
+from training.cluster import user_client
+from training.models import VERB_LABELS, AuditEvent, verb_label
+from training.permissions import cluster_admin
+from training.views.cluster import forbidden_page
+from training.views.pages import render_page
+from training.web import params
 
 PER_PAGE = 50
 KNOWN_VERBS = tuple(VERB_LABELS)

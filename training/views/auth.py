@@ -15,10 +15,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from odh.training import errors
-
-from .. import session
-from ..cluster import client_for_token, user_client
-from ..oauth import openshift
+from training.accounts import session
+from training.accounts.oauth import openshift
+from training.cluster import client_for_token, user_client
 
 log = logging.getLogger("training.auth")
 

@@ -4,9 +4,9 @@ Only for people the cluster says may list ResourceQuotas in every namespace (a
 SelfSubjectAccessReview made with their token); everyone else gets the 403 page. Where the
 watch hub runs in this process and the person may list pods and every job kind in every
 project, the jobs, their pods and the quotas come from its index (summarized once per
-change, not per visit: training/hub/snapshots.py `hub_cluster_state`) and only nodes,
+change, not per visit: training/live/hub/snapshots.py `hub_cluster_state`) and only nodes,
 other pods and Kueue's queues are read with their token; else every read is made with
-their own token. The numbers come from `odh.training.capacity`.
+their own token. The numbers come from `odh.training.overviews.cluster`.
 """
 
 from __future__ import annotations
@@ -18,19 +18,18 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from odh.training import capacity
-from odh.training.access import Access
+from odh.training.cluster.access import Access
 from odh.training.kinds import JobKind
+from odh.training.overviews import cluster as capacity
 from odh.training.quantity import GPU_RESOURCE
-from odh.training.queueing import queued_lines
-
-from ..cluster import user_client
-from ..cluster_subscriptions import SOCKET_URL
-from ..hub import snapshots as hub_snapshots
-from ..models import JobHistory
-from ..permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, cluster_admin, person_may
-from ..projects import served_kinds
-from .pages import render_page
+from odh.training.queues.standing import queued_lines
+from training.cluster import user_client
+from training.live.cluster_subscriptions import SOCKET_URL
+from training.live.hub import snapshots as hub_snapshots
+from training.models import JobHistory
+from training.permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, cluster_admin, person_may
+from training.projects import served_kinds
+from training.views.pages import render_page
 
 
 def forbidden_page(request: HttpRequest) -> HttpResponse:

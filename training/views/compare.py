@@ -24,22 +24,22 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.access import Access
-from odh.training.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
+from odh.training.cluster.access import Access
 from odh.training.durations import format_duration
 from odh.training.kinds import KINDS, MPIJOB
-from odh.training.progress import hints_from_job, progress_source
-from odh.training.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
-from odh.training.series import gpu_scale
-from odh.training.summary import JobStatus
-
-from .. import diagnoses, session
-from ..cluster import user_client
-from ..models import JobHistory
-from ..permissions import person_may
-from ..projects import get_job_for_user, project_uid, projects_for_user
-from ..templatetags.training_tags import when as format_when
-from .history import get_history_for_user, newest_history
+from odh.training.logs.progress import hints_from_job, progress_source
+from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
+from odh.training.metrics.series import gpu_scale
+from odh.training.status.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
+from odh.training.status.summary import JobStatus
+from training import diagnoses
+from training.accounts import session
+from training.cluster import user_client
+from training.models import JobHistory
+from training.permissions import person_may
+from training.projects import get_job_for_user, project_uid, projects_for_user
+from training.templatetags.training_tags import when as format_when
+from training.views.history import get_history_for_user, newest_history
 
 log = logging.getLogger("training.compare")
 
@@ -91,8 +91,7 @@ def _refs(request: HttpRequest) -> list[str]:
 def _gpu_series(request: HttpRequest, kind, namespace: str, name: str,
                 start: datetime | None, end: datetime | None) -> list[tuple[float, float]]:
     """The job's GPUs' average utilization over its run, as (minutes, percent)."""
-    from .metrics import check_pods_access, prometheus_for
-
+    from training.views.metrics import check_pods_access, prometheus_for
     if not settings.PROMETHEUS_URL or start is None:
         return []
     end = end or datetime.now(UTC)
@@ -202,8 +201,7 @@ def _column(request: HttpRequest, client, ref: str) -> Column:
 
 def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tuple[str, str]]:
     """Jobs to add: the first job's project's jobs and its history records."""
-    from odh.training import queries
-
+    from odh.training.status import queries
     project = next((c.namespace for c in columns if c.namespace), "")
     if not project or project not in {p.name for p in projects_for_user(request, client)}:
         return []

@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from odh.training.diagnosis import PAGES
-
-from .. import diagnoses, session
-from ..cluster import user_client
-from ..projects import get_job_for_user, kind_or_404
-from ..templatetags.diagnosis_tags import story_line
+from training import diagnoses
+from training.accounts import session
+from training.cluster import user_client
+from training.projects import get_job_for_user, kind_or_404
+from training.templatetags.diagnosis_tags import story_line
 
 
 @require_GET
@@ -32,7 +32,7 @@ def job_diagnosis(request: HttpRequest, project: str, kind: str, name: str) -> H
     card = render_to_string("training/partials/diagnosis.html#card", context, request)
     if detail.summary.held_by_queue:
         return HttpResponse(card)  # its line says where it stands: the Queue card reads it
-    # the Status card's line follows the card: the same story (odh/training/story.py)
+    # the Status card's line follows the card: the same story (odh/training/diagnosis/story.py)
     line = story_line(detail.summary, diagnosis, context["seen_diagnosis"], oob=True)
     return HttpResponse(card + line)
 

@@ -13,7 +13,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 from kubernetes import client as k8s
 
-from ..cluster import service_account_api_client
+from training.cluster import service_account_api_client
 
 log = logging.getLogger("training.health")
 

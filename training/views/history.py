@@ -17,16 +17,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.access import Access
-from odh.training.client import ClusterClient, is_namespace_name
+from odh.training.cluster.access import Access
+from odh.training.cluster.client import ClusterClient, is_namespace_name
 from odh.training.kinds import KINDS, MPIJOB, JobKind
 from odh.training.spec import ManifestError, read_manifest
-
-from .. import wizard_checks as checks
-from ..cluster import user_client
-from ..models import JobHistory
-from ..permissions import person_may
-from ..projects import kind_or_404, project_uid
+from training.cluster import user_client
+from training.models import JobHistory
+from training.permissions import person_may
+from training.projects import kind_or_404, project_uid
+from training.wizard import checks
 
 
 def newest_history(project: str, kind: JobKind, name: str,
@@ -46,8 +45,7 @@ def bound_to_this_project(request: HttpRequest, client: ClusterClient,
         return True
     if record.project_uid == project_uid(request, client, record.namespace):
         return True
-    from ..permissions import cluster_admin
-
+    from training.permissions import cluster_admin
     return cluster_admin(request, client)
 
 

@@ -15,25 +15,20 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from odh.training import errors, event_timeline, export, listing
-from odh.training.client import ClusterClient, Project
+from odh.training import errors
+from odh.training.cluster.client import ClusterClient, Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
-from odh.training.status import JobStatus
-from odh.training.suspending import FINISHED, Suspension, set_suspended
-
-from .. import (
-    diagnoses,
-    job_progress,
-    live,
-    mutations,
-    permissions,
-    queue_standing,
-    session,
-    subscriptions,
-)
-from ..cluster import user_client
-from ..projects import (
+from odh.training.manifests import export
+from odh.training.status import event_timeline, listing
+from odh.training.status.summarize import JobStatus
+from odh.training.status.suspending import FINISHED, Suspension, set_suspended
+from training import diagnoses, job_progress, mutations, permissions, queue_standing
+from training.accounts import session
+from training.cluster import user_client
+from training.live import pushes as live
+from training.live import subscriptions
+from training.projects import (
     can_list_everywhere,
     get_job_for_user,
     job_missing,
@@ -43,9 +38,9 @@ from ..projects import (
     projects_for_user,
     served_kinds,
 )
-from . import logs as job_logs
-from . import metrics as job_metrics
-from .pages import render_page
+from training.views import logs as job_logs
+from training.views import metrics as job_metrics
+from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")
 

@@ -2,7 +2,7 @@
 
 Without JavaScript this is the whole feature: pick a pod (or "All"), read its last lines.
 static/js/logs.js adds following (live lines over the page's websocket, `logs`
-subscriptions: training/log_subscriptions.py), search, a level filter, timestamps, wrap
+subscriptions: training/live/log_subscriptions.py), search, a level filter, timestamps, wrap
 and pause-on-scroll on top of what is rendered here.
 
 Every read is made with the person's token. Log text is untrusted: the template escapes it
@@ -23,13 +23,13 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from odh.training import errors, queries
-from odh.training.client import ClusterClient, LogChunks
-from odh.training.logstreams import split_line
-from odh.training.status import JobStatus, job_pods
-
-from ..cluster import user_client
-from ..projects import get_job_for_user, kind_or_404
+from odh.training import errors
+from odh.training.cluster.client import ClusterClient, LogChunks
+from odh.training.logs.logstreams import split_line
+from odh.training.status import queries
+from odh.training.status.summarize import JobStatus, job_pods
+from training.cluster import user_client
+from training.projects import get_job_for_user, kind_or_404
 
 TAIL_LINES = 500
 ALL = "all"  # the "pod" value of the interleaved view (job pods are <job>-<role>-...)

@@ -25,14 +25,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training import metrics as m
-from odh.training.client import is_namespace_name, is_object_name
+from odh.training.cluster.client import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
-from odh.training.summary import JobStatus, JobSummary
-
-from .. import params, session
-from ..cluster import client_for_token, prometheus_tls
-from ..permissions import GET_PODS, may
+from odh.training.metrics import charts as m
+from odh.training.status.summary import JobStatus, JobSummary
+from training.accounts import session
+from training.cluster import client_for_token, prometheus_tls
+from training.permissions import GET_PODS, may
+from training.web import params
 
 log = logging.getLogger("training.metrics")
 

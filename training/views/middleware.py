@@ -26,9 +26,8 @@ from django_htmx.http import HttpResponseClientRedirect, reswap
 from django_htmx.middleware import HtmxDetails
 
 from odh.training import errors
-
-from .. import session as cluster_session
-from ..requestid import request_id as _request_id
+from training.accounts import session as cluster_session
+from training.web.requestid import request_id as _request_id
 
 log = logging.getLogger("training")
 
@@ -143,7 +142,7 @@ class DashboardLoginRequiredMiddleware(LoginRequiredMiddleware):
 
 
 def _takes_wizard_input(path: str) -> bool:
-    from .wizard import INPUT_URLS
+    from training.views.wizard import INPUT_URLS
 
     try:
         return resolve(path).url_name in INPUT_URLS
@@ -179,8 +178,7 @@ class ClusterSessionMiddleware:
         if not getattr(request, "sign_out_after_keeping_input", False):
             return None
         request.sign_out_after_keeping_input = False
-        from .wizard import keep_posted_input
-
+        from training.views.wizard import keep_posted_input
         try:
             back = keep_posted_input(request, request.resolver_match.url_name, view_kwargs)
         except SuspiciousOperation:  # a form too big to read: nothing of it can be kept
@@ -201,8 +199,7 @@ class ClusterErrorMiddleware:
         response = self.get_response(request)
         if response.status_code == 405 and not getattr(response, "streaming", False) \
                 and not response.content:
-            from .errors import not_allowed
-
+            from training.views.errors import not_allowed
             response = not_allowed(request, response.get("Allow", ""))
         if htmx_of(request) and request.method != "GET" and response.status_code >= 400 \
                 and not isinstance(response, HttpResponseClientRedirect):
@@ -239,8 +236,7 @@ class ClusterErrorMiddleware:
         if isinstance(exception, errors.NotFound):
             log.info("not found: %s", exception.message)
             # a job's address: its newest history record, if it has one (views/history.py)
-            from .history import missing_job_history
-
+            from training.views.history import missing_job_history
             return render(request, "training/errors/404.html", {
                 "message": exception.message, "job_missing": True, "request_id": rid,
                 **missing_job_history(request)}, status=404)
@@ -261,8 +257,7 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     big to read comes back as a message at the import field, on the wizard's first step."""
     too_big = isinstance(exception, RequestDataTooBig)
     if too_big:
-        from .wizard import import_too_big
-
+        from training.views.wizard import import_too_big
         try:
             response = import_too_big(request)
         except Exception:  # the cluster away, the token gone: the page below says it all

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django.views.i18n import set_language as django_set_language
 
-from .. import theme
+from training.web import theme
 
 
 def back_to(request: HttpRequest) -> str:

@@ -1,4 +1,4 @@
-"""`/metrics`: the dashboard's own metrics for Prometheus (see training/monitoring.py).
+"""`/metrics`: the dashboard's own metrics for Prometheus (see training/monitoring/exposition.py).
 
 Not behind sign-in (Prometheus has no session): open in the demo, restricted in production
 by METRICS_BEARER_TOKEN and/or METRICS_ALLOWED_NETWORKS.
@@ -17,8 +17,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
-from .. import monitoring
-from ..audit import client_ip
+from training.audit import client_ip
+from training.monitoring import exposition as monitoring
 
 
 @login_not_required
@@ -30,8 +30,7 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         return monitoring.refused_response(*refused)
     if settings.WATCHER_EMBEDDED and isinstance(request, ASGIRequest):
         # under daphne this coroutine runs on the server's loop, as a consumer's would
-        from ..hub import ensure_started
-
+        from training.live.hub import ensure_started
         ensure_started()
     body = await sync_to_async(monitoring.exposition)()
     response = HttpResponse(body, content_type=monitoring.CONTENT_TYPE)

@@ -20,14 +20,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.queue_admin import QueueView, queue_views
-
-from ..cluster import user_client
-from ..permissions import cluster_admin
-from ..queue_subscriptions import EVERY_QUEUE
-from ..subscriptions import socket_url
-from .cluster import forbidden_page
-from .pages import render_page
+from odh.training.overviews.queues import QueueView, queue_views
+from training.cluster import user_client
+from training.live.queue_subscriptions import EVERY_QUEUE
+from training.live.subscriptions import socket_url
+from training.permissions import cluster_admin
+from training.views.cluster import forbidden_page
+from training.views.pages import render_page
 
 REFRESH_SECONDS = 30
 

@@ -58,14 +58,12 @@ def _odh_parser() -> argparse.ArgumentParser:
 def training_main(argv: Sequence[str], out: TextIO, prog: str = "odh training") -> int:
     """`odh training ARGS` (and `odh-training ARGS`)."""
     from odh.training.cli.parsing import parse
-
     argv = list(argv)
     if argv[:1] == ["completion"]:
         return _completion(argv[1:], out)
     args = parse(argv, prog)
     try:
         from odh.training.cli.commands import run
-
         return run(args, out)
     except UsageError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -87,7 +85,6 @@ def training_main(argv: Sequence[str], out: TextIO, prog: str = "odh training") 
 
 def _completion(argv: Sequence[str], out: TextIO) -> int:
     from odh.training.cli.completion import script
-
     shell = argv[0] if argv else ""
     if shell not in ("bash", "zsh"):
         sys.stderr.write(_("error: say which shell: odh completion bash (or zsh)") + "\n")

@@ -8,6 +8,8 @@ import time
 from typing import TextIO
 
 from odh.training import errors
+from odh.training.capacity.preflight import preflight
+from odh.training.checks.findings import errors_of, warnings_of
 from odh.training.cli import BAD_INPUT, OK, REFUSED
 from odh.training.cli.creating import UsageError, fix_flags, spec_from_args, where
 from odh.training.cli.output import (
@@ -18,13 +20,11 @@ from odh.training.cli.output import (
     print_list,
     totals_text,
 )
+from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.durations import format_duration
-from odh.training.findings import errors_of, warnings_of
 from odh.training.i18n import _
-from odh.training.importing import unknown_fields, unknown_fields_message
-from odh.training.jobwatch import job_changes, wait_until_gone
 from odh.training.kinds import KINDS, MPIJOB
-from odh.training.logfollow import (
+from odh.training.logs.logfollow import (
     follow_pod_lines,
     interleaved,
     pod_expected,
@@ -34,10 +34,10 @@ from odh.training.logfollow import (
     wait_for_pod,
     worker_pods,
 )
-from odh.training.preflight import preflight
+from odh.training.manifests.importing import unknown_fields, unknown_fields_message
 from odh.training.spec import build_manifest, manifest_yaml
-from odh.training.summary import JobStatus
-from odh.training.suspending import set_suspended
+from odh.training.status.summary import JobStatus
+from odh.training.status.suspending import set_suspended
 from odh.training.validation import validate_spec
 
 
@@ -73,7 +73,6 @@ def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
     project, when not given, is the kubeconfig context's, read from the file)."""
     if not spec.namespace:
         from odh.training.sdk import context_namespace
-
         spec.namespace = context_namespace(args.kubeconfig, args.context) or "default"
     findings = validate_spec(spec)
     for problem in warnings_of(findings):
@@ -188,8 +187,7 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 
 
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
-    from odh.training.queue_start import progress_ends, read_standing
-
+    from odh.training.queues.start import progress_ends, read_standing
     detail, found = _diagnosed(client, args, namespace)
     now = now_utc()
     # where it stands in Kueue's queue, if it names one (what the person may read of it)

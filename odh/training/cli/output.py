@@ -16,17 +16,17 @@ from typing import Any, TextIO
 
 import yaml
 
+from odh.training.cluster.events import event_time, involved
+from odh.training.cluster.events import message as event_message
+from odh.training.diagnosis.story import Story, tell
 from odh.training.durations import format_duration, format_timestamp
-from odh.training.events import event_time, involved
-from odh.training.events import message as event_message
 from odh.training.i18n import _, ngettext
 from odh.training.jobstatus import JobStatus
 from odh.training.kinds import MPIJOB
-from odh.training.manifest import ManifestError, read_manifest
+from odh.training.manifests.manifest import ManifestError, read_manifest
+from odh.training.manifests.totals import totals_for
 from odh.training.quantity import format_cpu, format_memory, format_resources
-from odh.training.story import Story, tell
-from odh.training.summary import JobSummary
-from odh.training.totals import totals_for
+from odh.training.status.summary import JobSummary
 
 FORMATS = ("json", "yaml", "wide")
 SHOWN_EVENTS = 15  # the newest; -o json|yaml gives them all
@@ -70,7 +70,7 @@ def _ref(s: JobSummary) -> str:
 
 
 def job_record(s: JobSummary, now: datetime, told: Any = None) -> dict[str, Any]:
-    """One job as `list -o json|yaml` gives it; `step` is its story (odh.training.story)
+    """One job as `list -o json|yaml` gives it; `step` is its story (odh.training.diagnosis.story)
     when `told`, else its lifecycle step."""
     status = JobStatus.from_summary(s)
     return {"name": s.name, "namespace": s.namespace, "type": s.kind.kind,
@@ -149,7 +149,8 @@ def _workers_text(s: JobSummary) -> str:
 
 
 def told_with(s: JobSummary, diagnosis: Any, standing: Any = None) -> Story:
-    """The job's story (odh.training.story): `describe`'s Step line, as the dashboard's."""
+    """The job's story (odh.training.diagnosis.story): `describe`'s Step line, as the
+    dashboard's."""
     queued = standing.headline() if standing is not None and s.held_by_queue else None
     return tell(s, diagnosis, queued)
 

@@ -40,7 +40,7 @@ from odh.training.diagnosis.model import (
     culprit_title,
 )
 from odh.training.i18n import _
-from odh.training.summary import JobStatus
+from odh.training.status.summary import JobStatus
 
 __all__ = ["PAGES", "Action", "Culprit", "Diagnosis", "Evidence", "Facts", "GpuHolder",
            "JobFix", "LogTail", "Severity", "SimilarRun", "Suggestion", "Usage",

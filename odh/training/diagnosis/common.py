@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from odh.training.cluster.events import event_time, involved, message
 from odh.training.diagnosis.facts import Facts, LogTail
 from odh.training.diagnosis.model import Evidence
-from odh.training.events import event_time, involved, message
 from odh.training.i18n import _
 from odh.training.kinds import MPIJOB
-from odh.training.paths import as_dict, as_list, get_path
-from odh.training.pods import ReplicaState, placeholder
+from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE
-from odh.training.summary import JobStatus
+from odh.training.status.pods import ReplicaState, placeholder
+from odh.training.status.summary import JobStatus
 
 MAX_QUOTE = 300
 _RANK = re.compile(r"^\[(?:\d+,)?(\d+)\]<(?:stdout|stderr)>:")

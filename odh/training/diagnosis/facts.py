@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from odh.training.diagnosis.logs import strip_rank_tag
-from odh.training.progress import split_timestamp
-from odh.training.status import summarize
-from odh.training.summary import JobSummary
+from odh.training.logs.progress import split_timestamp
+from odh.training.status.summarize import summarize
+from odh.training.status.summary import JobSummary
 
 Obj = dict[str, Any]
 

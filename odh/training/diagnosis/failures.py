@@ -32,17 +32,17 @@ from odh.training.diagnosis.netpol import blocking_policies
 from odh.training.durations import format_duration
 from odh.training.i18n import _
 from odh.training.kinds import MPIJOB
-from odh.training.manifest import SIDECAR_ANNOTATION
-from odh.training.paths import as_dict, as_list, get_path
-from odh.training.pods import (
+from odh.training.manifests.manifest import SIDECAR_ANNOTATION
+from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.quantity import format_memory
+from odh.training.status.pods import (
     JOB_NAME_LABEL,
     JOB_ROLE_LABEL,
     OPERATOR_NAME_LABEL,
     REPLICA_INDEX_LABEL,
     ReplicaState,
 )
-from odh.training.quantity import format_memory
-from odh.training.summary import JobStatus
+from odh.training.status.summary import JobStatus
 
 _PROGRAMS = ("python", "python3", "mpirun", "horovodrun", "torchrun", "deepspeed", "bash",
              "sh", "accelerate", "mpiexec")

@@ -1,7 +1,7 @@
 """Fixes a diagnosis offers: changes to the job's configuration that a clone applies.
 
 Every fix that changes amounts is checked with the wizard's own resource check
-(`odh.training.fit.check_fit`) against the project's quotas, LimitRanges and the nodes as
+(`odh.training.capacity.fit.check_fit`) against the project's quotas, LimitRanges and the nodes as
 far as they could be read, "as if the job were replaced": the quota this job's own pods
 hold counts as free, since the clone takes their place once the job is deleted.
 """
@@ -14,18 +14,18 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from odh.training.allocation import TERMINAL_PHASES, pod_requests
+from odh.training.capacity.allocation import TERMINAL_PHASES, pod_requests
+from odh.training.capacity.fit import check_fit, keep_processes_in_step
+from odh.training.capacity.quota import compute_name
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import JobFix
-from odh.training.fit import check_fit, keep_processes_in_step
 from odh.training.i18n import _, ngettext
 from odh.training.kinds import MPIJOB, kind_for_object
-from odh.training.manifest import ManifestError, read_manifest
-from odh.training.paths import as_dict, get_path
+from odh.training.manifests.manifest import ManifestError, read_manifest
+from odh.training.manifests.paths import as_dict, get_path
+from odh.training.manifests.totals import amount, gpus
 from odh.training.quantity import GPU_RESOURCE, format_memory
-from odh.training.quota import compute_name
 from odh.training.spec import MPIJobSpec
-from odh.training.totals import amount, gpus
 
 GI = Decimal(2**30)
 # memory sizes people ask for, in GiB: the next one up is the fix

@@ -29,16 +29,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from odh.training import errors
-from odh.training.client import ClusterClient
+from odh.training.cluster.client import ClusterClient
 from odh.training.diagnosis.facts import Facts, GpuHolder, LogTail, SimilarRun, Usage
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, MPIJOB
-from odh.training.pods import PULL_REASONS, ReplicaState
-from odh.training.progress import parse_progress, progress_source
-from odh.training.prometheus import PrometheusClient
-from odh.training.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries, quote
-from odh.training.series import gpu_scale, parse_vector
-from odh.training.summary import JobStatus, JobSummary
+from odh.training.logs.progress import parse_progress, progress_source
+from odh.training.metrics.prometheus import PrometheusClient
+from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries, quote
+from odh.training.metrics.series import gpu_scale, parse_vector
+from odh.training.status.pods import PULL_REASONS, ReplicaState
+from odh.training.status.summary import JobStatus, JobSummary
 
 log = logging.getLogger("odh.training.diagnosis")
 
@@ -210,8 +210,7 @@ def _prometheus_usage(reader: _Reader, prometheus: PrometheusClient, summary: Jo
 def _holders(reader: _Reader, summary: JobSummary, now: datetime) -> list[GpuHolder] | None:
     """The project's running jobs that hold GPUs, with their time left when their log
     tells (at most MAX_HOLDERS logs are read)."""
-    from odh.training.queries import list_summaries
-
+    from odh.training.status.queries import list_summaries
     listing = reader.read(_("the other jobs of the project"), lambda: list_summaries(
         reader.client, [summary.namespace], list(KINDS.values()), now))
     if listing is None:
@@ -236,8 +235,7 @@ def _holders(reader: _Reader, summary: JobSummary, now: datetime) -> list[GpuHol
 
 def _count_free_gpus(reader: _Reader, facts: Facts, sources: Sources) -> None:
     """The cluster's free GPUs, when this person may list every pod (an administrator)."""
-    from odh.training.allocation import cluster_capacity
-
+    from odh.training.capacity.allocation import cluster_capacity
     pods = reader.read(_("the cluster's free GPUs"), reader.client.list_pods)
     if pods is None:
         return
@@ -325,8 +323,7 @@ def diagnose_job(client: ClusterClient, kind, namespace: str, name: str, *,
     """(the job's detail, its diagnosis or None), read with `client`: what the SDK's
     `TrainingClient.diagnose` and `odh training describe` say."""
     from odh.training.diagnosis import diagnose
-    from odh.training.queries import job_detail
-
+    from odh.training.status.queries import job_detail
     detail = job_detail(client, kind, namespace, name, now)
     facts = gather(client, detail.job, detail.pods, detail.events, now=now, sources=sources,
                    summary=detail.summary)
@@ -341,17 +338,16 @@ def wants_telling(summary: JobSummary) -> bool:
 
 
 def tell_listing(client: ClusterClient, listing, budget: float = BUDGET_SECONDS) -> dict:
-    """Each listed job's story (odh.training.story), by "<ns>/<kind slug>/<name>", as the
+    """Each listed job's story (odh.training.diagnosis.story), by "<ns>/<kind slug>/<name>", as the
     dashboard's job list tells it: the diagnosis from the job, its pods, its events and its
     pods' log tails (what the headline rests on; `Sources.brief`), and where the jobs Kueue
     holds stand in their queues. One list of events per project with such jobs; `budget`
     seconds in all, a job not reached by then says its step."""
     from odh.training.diagnosis import diagnose
-    from odh.training.queries import job_events
-    from odh.training.queueing import queued_lines
-    from odh.training.status import summarize
-    from odh.training.story import tell
-
+    from odh.training.diagnosis.story import tell
+    from odh.training.queues.standing import queued_lines
+    from odh.training.status.queries import job_events
+    from odh.training.status.summarize import summarize
     start = time.monotonic()
     wanted = [s for s in listing.summaries if wants_telling(s)]
     events: dict[str, list[dict] | None] = {}

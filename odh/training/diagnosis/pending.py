@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from odh.training.capacity.nodes import node_sizes
+from odh.training.capacity.quota import compute_name, resource_title
+from odh.training.cluster.events import message, quota_detail, scheduling_reasons
 from odh.training.diagnosis import fixes as f
 from odh.training.diagnosis import suggest
 from odh.training.diagnosis.common import (
@@ -23,11 +26,9 @@ from odh.training.diagnosis.common import (
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.durations import format_duration
-from odh.training.events import message, quota_detail, scheduling_reasons
 from odh.training.i18n import _, ngettext
-from odh.training.nodes import node_sizes
-from odh.training.paths import as_dict, as_list, get_path
-from odh.training.pods import PULL_REASONS, ReplicaState
+from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.manifests.totals import cpus, gpus, number
 from odh.training.quantity import (
     GPU_RESOURCE,
     QuantityError,
@@ -35,8 +36,7 @@ from odh.training.quantity import (
     format_resources,
     parse_quantity,
 )
-from odh.training.quota import compute_name, resource_title
-from odh.training.totals import cpus, gpus, number
+from odh.training.status.pods import PULL_REASONS, ReplicaState
 
 
 # -- refused before any pod ran -------------------------------------------------------------------
@@ -398,8 +398,7 @@ def _unscheduled(facts: Facts) -> list[ReplicaState]:
 
 
 def _requests_of(facts: Facts, replica: ReplicaState) -> dict[str, Decimal]:
-    from odh.training.allocation import pod_requests
-
+    from odh.training.capacity.allocation import pod_requests
     return pod_requests(raw_pod(facts, replica.name))
 
 

@@ -15,9 +15,9 @@ from odh.training.diagnosis.facts import IDLE_GPU_PERCENT, LOW_GPU_PERCENT, LOW_
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.durations import format_duration
 from odh.training.i18n import _
-from odh.training.paths import get_path
-from odh.training.progress import progress_source
-from odh.training.summary import JobStatus
+from odh.training.logs.progress import progress_source
+from odh.training.manifests.paths import get_path
+from odh.training.status.summary import JobStatus
 
 DEFAULT_BACKOFF_LIMIT = 6  # the batch Job's default, which the MPI Operator passes on
 

@@ -6,7 +6,7 @@ from odh.training.diagnosis.facts import Facts, SimilarRun
 from odh.training.diagnosis.guide import page_title
 from odh.training.diagnosis.model import Action, JobFix, Suggestion
 from odh.training.i18n import _
-from odh.training.pods import ReplicaState
+from odh.training.status.pods import ReplicaState
 
 
 def fix(job_fix: JobFix | None) -> list[Suggestion]:

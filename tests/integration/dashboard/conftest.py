@@ -18,8 +18,8 @@ def demo_cluster(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _dashboard_on_demo_cluster(demo_cluster, settings):
-    from training import cluster, oauth
-
+    from training import cluster
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))
     settings.OAUTH_CLIENT_SECRET = "mpijob-dashboard-demo-secret"
     cluster.cluster_config.cache_clear()
@@ -54,8 +54,8 @@ def unreachable_cluster(demo_cluster, settings, tmp_path):
     import yaml
 
     from tests.simcluster_process import free_port
-    from training import cluster, oauth
-
+    from training import cluster
+    from training.accounts import oauth
     config = yaml.safe_load(demo_cluster.kubeconfig("dashboard").read_text())
     for entry in config["clusters"]:
         entry["cluster"]["server"] = f"https://127.0.0.1:{free_port()}"

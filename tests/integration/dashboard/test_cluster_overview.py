@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 from kubernetes import client as k8s
 
+from odh.training.manifests.totals import number
 from odh.training.quantity import parse_quantity
-from odh.training.totals import number
 from tests import simcluster_process
 from tests.dashboard_support import sign_in
 from tests.html_checks import assert_valid
@@ -177,7 +177,7 @@ def test_people_who_may_not_list_quotas_everywhere_get_the_403_page(who, client,
 
 def test_the_cluster_link_is_shown_to_admins_only_and_asked_once(admin, client, demo_cluster,
                                                                  monkeypatch):
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
 
     asked = []
     can_i = ClusterClient.can_i
@@ -203,9 +203,9 @@ def test_the_cluster_link_is_shown_to_admins_only_and_asked_once(admin, client, 
 def test_the_pages_answer_serves_the_cluster_socket_too(admin, monkeypatch):
     """One cache of access answers (training/permissions.py): the socket that the overview
     opens asks the cluster nothing the page has just asked."""
-    from odh.training.client import ClusterClient
-    from training import session, subscriptions
-
+    from odh.training.cluster.client import ClusterClient
+    from training.accounts import session
+    from training.live import subscriptions
     assert admin.get(URL).status_code == 200
     asked = []
     can_i = ClusterClient.can_i
@@ -323,8 +323,8 @@ def kueue_cluster(tmp_path_factory):
 
 
 def test_kueue_cluster_queues_when_the_api_is_there(client, db, kueue_cluster, settings):
-    from training import cluster, oauth
-
+    from training import cluster
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(kueue_cluster.kubeconfig("dashboard"))
     cluster.cluster_config.cache_clear()
     oauth.reset()
@@ -342,7 +342,6 @@ def test_with_many_waiting_jobs_the_longest_waiting_are_shown_and_the_rest_count
         admin, monkeypatch):
     """Thousands of waiting jobs are not a page: the longest waiting are, with a count."""
     from training.views import cluster as cluster_view
-
     everyone = [r for r in ids_starting(admin.get(URL).content.decode(), "waiting-")
                 if r != "waiting-more"]
     assert len(everyone) > 2  # the demo has a few

@@ -1,4 +1,4 @@
-"""The live-updates websocket (training/consumers.py) against the demo cluster.
+"""The live-updates websocket (training/live/consumers.py) against the demo cluster.
 
 Sockets are opened with channels' WebsocketCommunicator on the real ASGI application (origin
 check, session cookie, URL router), as a browser tab would: an Origin header and the
@@ -686,7 +686,6 @@ def test_a_new_watch_hub_sends_the_page_a_fresh_snapshot(open_tab, loop, cookie_
 def test_the_page_is_paused_while_the_cluster_does_not_answer_and_caught_up_after(
         open_tab, loop, cookie_of, settings, demo_cluster, unreachable_cluster, monkeypatch):
     from training import cluster
-
     settings.LIVE_RECHECK_SECONDS = 0.2
     monkeypatch.setattr(permissions.ANSWERS, "ttl", 0.0)  # every re-check asks
     settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))

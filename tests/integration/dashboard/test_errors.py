@@ -84,8 +84,7 @@ def test_it_puts_the_request_id_on_an_expired_form_page(db, demo_cluster):
 
 
 def test_it_hides_the_details_of_a_crash(alice, monkeypatch):
-    from odh.training import queries
-
+    from odh.training.status import queries
     def crash(*args, **kwargs):
         raise RuntimeError("secret internals")
 
@@ -105,7 +104,7 @@ def test_it_uses_a_request_id_it_is_given(alice):
 
 
 def test_it_logs_errors_with_the_request_id(alice, unreachable_cluster, caplog):
-    from training.requestid import RequestIdFilter
+    from training.web.requestid import RequestIdFilter
 
     with caplog.at_level(logging.INFO):
         r = alice.get(GPT2)
@@ -143,8 +142,8 @@ def _try_again(body: str) -> str:
 
 
 def _cluster_is_back(settings, demo_cluster) -> None:
-    from training import cluster, oauth
-
+    from training import cluster
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(demo_cluster.kubeconfig("dashboard"))
     cluster.cluster_config.cache_clear()
     oauth.reset()
@@ -243,7 +242,7 @@ def test_it_explains_a_request_it_cannot_read(alice):
 # -- 4xx answers are logged with their request id ---------------------------------------------
 @pytest.mark.parametrize("method", ["get", "post"])
 def test_it_logs_a_refused_request_with_its_request_id(alice, caplog, method):
-    from training.requestid import RequestIdFilter
+    from training.web.requestid import RequestIdFilter
 
     with caplog.at_level(logging.INFO):
         r = getattr(alice, method)("/no/such/page/" if method == "get" else GPT2)

@@ -56,7 +56,7 @@ def _chart_data(body: str) -> dict:
 def succeeded_record(db, alice):
     """A successful earlier run of gpt2-finetune's configuration, with more memory."""
     from odh.training.kinds import MPIJOB
-    from odh.training.queries import job_detail
+    from odh.training.status.queries import job_detail
     from tests.dashboard_support import session_token
     from training.cluster import client_for_token
     from training.models import JobHistory

@@ -73,7 +73,7 @@ def test_it_shows_the_overview_of_the_failed_job(alice):
     body = r.content.decode()
     assert_valid(body)
     assert "<h1" in body and ">gpt2-finetune</h1>" in body
-    # the Status card tells the diagnosis' story (odh/training/story.py)
+    # the Status card tells the diagnosis' story (odh/training/diagnosis/story.py)
     assert "Worker 2 ran out of memory and was killed (exit code 137)" in body
     row = re.search(r'<tr id="replica-gpt2-finetune-worker-2".*?</tr>', body, re.S)
     assert row, "worker 2 is not in the Launcher and Workers table"
@@ -269,7 +269,7 @@ def test_it_says_why_a_suspended_job_has_no_logs(alice):
 def test_it_explains_why_workers_wait(alice):
     url = reverse("training-job-detail", args=["team-cv", "mpijob", "vit-huge-pretrain"])
     body = alice.get(url).content.decode()
-    # the Status card says the diagnosis' story, not another one (odh/training/story.py)
+    # the Status card says the diagnosis' story, not another one (odh/training/diagnosis/story.py)
     story = re.search(r'<p class="dash-step-large[^"]*" id="job-story-[^"]*">(.*?)</p>', body,
                       re.S).group(1)
     assert "This job can never start: each Worker asks for 12 GPUs and no node has that many" \

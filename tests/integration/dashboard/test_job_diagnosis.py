@@ -253,11 +253,11 @@ def test_a_pushed_row_keeps_the_line_the_page_drew_for_the_same_state(alice):
     from datetime import UTC, datetime
 
     from odh.training.kinds import MPIJOB
-    from odh.training.queries import job_detail
+    from odh.training.status.queries import job_detail
     from tests.dashboard_support import session_token
-    from training import diagnoses, live
+    from training import diagnoses
     from training.cluster import client_for_token
-
+    from training.live import pushes as live
     page = alice.get(reverse("training-job-list"), {"project": "team-nlp"}).content.decode()
     drawn = re.search(r'id="(row-diagnosis-team-nlp-mpijob-gpt2-finetune-[^"]+)"', page).group(1)
     with client_for_token(session_token(alice)) as client:

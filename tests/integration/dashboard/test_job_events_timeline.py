@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from odh.training.kinds import MPIJOB
 from tests.html_checks import assert_valid
-from training import live
+from training.live import pushes as live
 
 GPT2 = reverse("training-job-detail", args=["team-nlp", "mpijob", "gpt2-finetune"])
 BERT = reverse("training-job-detail", args=["team-nlp", "mpijob", "bert-large-pretrain"])

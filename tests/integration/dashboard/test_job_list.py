@@ -191,9 +191,9 @@ def test_all_projects_shows_the_kinds_one_may_list_and_names_the_others(
 def test_may_list_everywhere_is_asked_again_after_a_while(charlie, demo_cluster,
                                                           monkeypatch):
     """The answer is kept a minute (training/permissions.py), not for the whole session."""
-    from odh.training.access import identity
-    from training import permissions, session
-
+    from odh.training.cluster.access import identity
+    from training import permissions
+    from training.accounts import session
     def answer():
         token = session.token_in(charlie.session[session.KEY])
         return permissions.ANSWERS.get((identity(token), permissions.EVERYWHERE,

@@ -129,8 +129,8 @@ def test_bob_may_not_read_team_nlp_logs(bob):
 
 def test_following_asks_the_cluster_about_pods_log_with_the_persons_token(demo_cluster, db):
     """Before a socket joins a pod's log stream: SelfSubjectAccessReview `get pods/log`."""
-    from training import subscriptions
-    from training.subscriptions import AccessRefused
+    from training.live import subscriptions
+    from training.live.subscriptions import AccessRefused
 
     sub = subscriptions.parse("logs", "team-nlp/bert-large-pretrain-worker-1")
     assert sub.group == "logs.team-nlp.bert-large-pretrain-worker-1"
@@ -148,8 +148,8 @@ def test_following_asks_the_cluster_about_pods_log_with_the_persons_token(demo_c
 @pytest.mark.parametrize("value", ["team-nlp", "team-nlp/../x", "Team/pod", "a/b/c/d",
                                    "team-nlp/pod/Bad_Container"])
 def test_a_logs_subscription_must_name_a_pod(value):
-    from training import subscriptions
-    from training.subscriptions import BadSubscription
+    from training.live import subscriptions
+    from training.live.subscriptions import BadSubscription
 
     with pytest.raises(BadSubscription):
         subscriptions.parse("logs", value)
@@ -158,8 +158,8 @@ def test_a_logs_subscription_must_name_a_pod(value):
 def test_the_snapshot_is_the_last_500_lines_with_timestamps(demo_cluster, db):
     from datetime import UTC, datetime
 
-    from training import subscriptions
-    from training.subscriptions import ViewState
+    from training.live import subscriptions
+    from training.live.subscriptions import ViewState
 
     token = oauth_token(demo_cluster, "alice")
     sub = subscriptions.parse("logs", "team-nlp/bert-large-pretrain-worker-1/worker")
@@ -217,10 +217,9 @@ def test_the_list_row_of_a_running_job_shows_its_progress(alice):
 
 
 def _summary(token: str, name: str):
-    from odh.training import queries
     from odh.training.kinds import KINDS
+    from odh.training.status import queries
     from training.cluster import client_for_token
-
     with client_for_token(token) as client:
         return queries.job_detail(client, KINDS["mpijob"], "team-nlp", name).summary
 
@@ -231,8 +230,7 @@ def test_pushed_rows_keep_the_bar_the_page_drew(alice):
     bar the page drew; a job that stopped running gets an empty cell (its bar goes)."""
     from datetime import UTC, datetime
 
-    from training import live
-
+    from training.live import pushes as live
     cell = "row-progress-team-nlp-mpijob-bert-large-pretrain"
     page = alice.get(reverse("training-job-list"), {"project": "team-nlp"}).content.decode()
     drawn = re.search(rf'<div id="{cell}">(.*?)</div>\s*</td>', page, re.S)
@@ -256,7 +254,6 @@ def test_progress_read_for_one_person_is_not_shown_to_another(alice, demo_cluste
     from django.core.cache import cache
 
     from training import job_progress
-
     cache.clear()
     alice_token = session_token(alice)
     bert = _summary(alice_token, "bert-large-pretrain")
@@ -284,7 +281,6 @@ def test_the_download_streams_under_asgi_and_closes_the_client(alice, monkeypatc
     from django.test import AsyncClient
 
     from training.views import logs
-
     closed = []
     real_user_client = logs.user_client
 
@@ -325,8 +321,7 @@ def test_the_download_under_a_synchronous_server_is_a_plain_stream(alice):
 
 def test_a_log_cut_at_the_byte_limit_says_so(alice, monkeypatch):
     """The tail is read with limitBytes; a log that reaches it is shown with a note."""
-    from odh.training import client as cluster_client
-
+    from odh.training.cluster import client as cluster_client
     monkeypatch.setattr(cluster_client, "READ_LOG_LIMIT_BYTES", 2000)
     body = alice.get(BERT, {"tab": "logs"}).content.decode()
     lines = _log_lines(body)
@@ -384,7 +379,7 @@ def test_all_reads_the_pods_logs_in_parallel(alice, monkeypatch):
     would each give up (a broken barrier) and no line would show."""
     import threading
 
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
 
     together = threading.Barrier(3, timeout=20)
     real_read_log = ClusterClient.read_log
@@ -403,9 +398,8 @@ def test_all_reads_the_pods_logs_in_parallel(alice, monkeypatch):
 def test_all_leaves_out_a_log_that_is_not_read_in_time(alice, monkeypatch):
     import threading
 
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
     from training.views import logs
-
     stuck = threading.Event()
     real_read_log = ClusterClient.read_log
 
@@ -437,7 +431,6 @@ def test_a_download_the_browser_leaves_closes_the_stream_and_the_client(alice, m
     from django.core.asgi import get_asgi_application
 
     from training.views import logs
-
     closed, stuck = [], threading.Event()
     real_user_client = logs.user_client
 

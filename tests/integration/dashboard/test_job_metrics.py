@@ -15,7 +15,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from odh.training.metrics import parse_iso
+from odh.training.metrics.charts import parse_iso
 from tests.html_checks import assert_valid
 from tests.simcluster_process import free_port
 

@@ -145,7 +145,7 @@ def test_the_list_s_socket_is_outside_the_table_which_brings_its_own_out_of_band
 
 
 def test_the_list_s_socket_follows_what_it_may():
-    from training.subscriptions import MAX_SUBSCRIPTIONS, list_namespaces
+    from training.live.subscriptions import MAX_SUBSCRIPTIONS, list_namespaces
 
     # a project it could not wholly list is left out (every kind refused there would close
     # the socket), unless rows of it are shown
@@ -169,7 +169,7 @@ def test_a_hundred_workers_get_compact_cards_grouped_by_node(db):
 
     from django.template.loader import render_to_string
 
-    from odh.training.pods import ReplicaState
+    from odh.training.status.pods import ReplicaState
 
     workers = [ReplicaState(name=f"big-worker-{i}", role="Worker", index=i,
                             node=f"gpu-{i // 8}" if i < 96 else "", status="Running", gpus=1)

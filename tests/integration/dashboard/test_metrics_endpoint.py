@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from odh.training import jobmetrics
+from odh.training.overviews import jobmetrics
 from tests.dashboard_support import sign_in
 from tests.integration.hub.conftest import LoopThread, embedded_hub
 from tests.prometheus_text import cluster_summaries, matching, parse, value
@@ -42,7 +42,7 @@ def hub(demo_cluster, loop):
 def history_writer(hub, transactional_db):
     """The hub's job history writer, a new one per test, stopped before the test's database
     is flushed: a record written during the flush makes it fail ("table is locked")."""
-    from training.hub.history import HistoryWriter
+    from training.live.hub.history import HistoryWriter
 
     if hub.history is not None:
         hub.history.stop()
@@ -149,7 +149,6 @@ def test_quota_numbers_are_the_resource_quotas(hub, demo_cluster):
     from kubernetes import client as k8s
 
     from odh.training.quantity import parse_quantity
-
     def truth() -> tuple[float, float]:
         with demo_cluster.api_client("admin") as api:
             quota = k8s.CoreV1Api(api).read_namespaced_resource_quota("team-quota", NS)
@@ -217,7 +216,7 @@ def test_watch_reconnects_are_reported_per_resource(hub):
 
 
 def test_a_web_process_without_the_hub_reports_no_job_numbers():
-    from training.monitoring import HubCollector
+    from training.monitoring.exposition import HubCollector
 
     assert list(HubCollector(lambda: None).collect()) == []
 
@@ -327,7 +326,6 @@ def test_refused_creates_are_counted_by_why(hub, rf):
     from django.contrib.auth.models import AnonymousUser
 
     from training import audit
-
     def count(outcome: str) -> float:
         return value(parse(scrape()), "mpijob_dashboard_job_submissions_total",
                      project="team-cv", type="MPIJob", outcome=outcome) or 0.0

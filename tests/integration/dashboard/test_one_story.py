@@ -1,5 +1,5 @@
 """One story per job: every place that says why a demo job is where it is says the same
-line (odh/training/story.py): the job list's row, the Status card, the administrator's
+line (odh/training/diagnosis/story.py): the job list's row, the Status card, the administrator's
 waiting table, `odh training describe`'s Step and the SDK's `status().headline`, in English;
 and the dashboard's places in French too, translated, not left in English."""
 

@@ -39,7 +39,6 @@ def team_nlp_uid(alice):
     from odh.training.kinds import MPIJOB  # noqa: F401 (the client's import path)
     from tests.dashboard_support import session_token
     from training.cluster import client_for_token
-
     with client_for_token(session_token(alice)) as client:
         return next(p.uid for p in client.list_projects() if p.name == "team-nlp")
 

@@ -1,4 +1,4 @@
-"""Every answer carries the Content-Security-Policy and its friends (training/headers.py),
+"""Every answer carries the Content-Security-Policy and its friends (training/web/headers.py),
 pages and errors alike; Plotly's rules are a stylesheet anyone may load."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from tests.dashboard_support import session_token
 from tests.waiting import wait_until
-from training import session as cluster_session
+from training.accounts import session as cluster_session
 
 JOBS = reverse("training-job-list")
 
@@ -88,7 +88,7 @@ def _session_rows(expired: int, live: int) -> tuple[list[str], list[str]]:
 
 
 def test_a_sweep_deletes_the_expired_sessions_only(db):
-    from training.hub.sessions import SessionSweeper
+    from training.live.hub.sessions import SessionSweeper
 
     expired, live = _session_rows(expired=3, live=2)
     sweeper = SessionSweeper()
@@ -101,7 +101,7 @@ def test_a_sweep_deletes_the_expired_sessions_only(db):
 
 @pytest.mark.django_db(transaction=True)  # the sweeper's thread has its own connection
 def test_the_hubs_sweeper_runs_in_its_thread_and_keeps_going_after_a_failure():
-    from training.hub.sessions import SessionSweeper, clear_expired_sessions
+    from training.live.hub.sessions import SessionSweeper, clear_expired_sessions
 
     expired, live = _session_rows(expired=2, live=1)
     calls = []
@@ -123,8 +123,8 @@ def test_the_hubs_sweeper_runs_in_its_thread_and_keeps_going_after_a_failure():
 
 
 def test_the_hub_of_runwatcher_and_of_the_web_process_sweeps_sessions(db):
-    from training.hub.hub import build_hub
-    from training.hub.sessions import SWEEP_SECONDS, SessionSweeper
+    from training.live.hub.hub import build_hub
+    from training.live.hub.sessions import SWEEP_SECONDS, SessionSweeper
 
     hub = build_hub()
     try:

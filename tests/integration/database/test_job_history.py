@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from odh.training.history import history_fields
-from odh.training.status import summarize
+from odh.training.status.history import history_fields
+from odh.training.status.summarize import summarize
 from training.models import JobHistory
 
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)

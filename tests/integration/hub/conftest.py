@@ -39,7 +39,7 @@ def start_cluster(tmp_path_factory, name: str, scenario: str = SCENARIO, speed: 
 
 def dashboard_client(cluster: simcluster_process.SimCluster):
     """A ClusterClient with the dashboard's service-account token, as the hub makes it."""
-    from odh.training.client import ClusterClient, make_api_client
+    from odh.training.cluster.client import ClusterClient, make_api_client
 
     return ClusterClient(make_api_client(cluster.api_url, cluster.token("dashboard"),
                                          str(cluster.ca_file)))
@@ -93,9 +93,8 @@ class Subscriber:
         self.name_groups()
 
     def name_groups(self) -> None:
-        from training.hub.groups import CONTROL_GROUP
-        from training.hub.languages import renew_message
-
+        from training.live.hub.groups import CONTROL_GROUP
+        from training.live.hub.languages import renew_message
         fed = [g for g in self.groups if g.startswith(("ns.", "job."))]
         if fed:
             self.loop.run(self.layer.group_send(CONTROL_GROUP, renew_message("en", fed)))
@@ -106,7 +105,7 @@ class Subscriber:
             self.loop.run(self.layer.group_discard(group, self.channel))
 
     def poll(self, timeout: float = 0.2) -> dict | None:
-        from training.hub.languages import RENEW_SECONDS
+        from training.live.hub.languages import RENEW_SECONDS
 
         if time.monotonic() - self.named_at > RENEW_SECONDS:
             self.name_groups()
@@ -160,19 +159,18 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
     ready (it has listed everything) when this yields it, stopped after."""
     from django.test import override_settings
 
-    import training.hub
+    import training.live.hub
     from training import cluster
-
     with override_settings(CLUSTER_KUBECONFIG=str(sim.kubeconfig("dashboard")),
                            WATCHER_EMBEDDED=True, CHANNEL_LAYERS={
                                "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}):
         cluster.cluster_config.cache_clear()
-        training.hub.stop()
+        training.live.hub.stop()
         try:
-            hub = loop.call(training.hub.ensure_started)
+            hub = loop.call(training.live.hub.ensure_started)
             assert hub is not None
             # a second call (the next browser tab) gets the same hub
-            assert loop.call(training.hub.ensure_started) is hub
+            assert loop.call(training.live.hub.ensure_started) is hub
             assert hub.ready.wait(30), hub.stats()
             # its database writers (job history, evidence, expired sessions) would write from
             # their threads beside tests that use the test database, which SQLite's shared
@@ -185,7 +183,7 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
                     setattr(hub, part, None)
             yield hub
         finally:
-            training.hub.stop()
+            training.live.hub.stop()
             cluster.cluster_config.cache_clear()
 
 

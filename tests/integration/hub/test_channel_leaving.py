@@ -10,7 +10,7 @@ import asyncio
 import redis
 
 from tests.integration.hub.conftest import LoopThread
-from training import consumers
+from training.live import consumers
 
 
 def test_an_ended_sockets_channel_leaves_its_groups_and_its_buffer_goes(redis_server,

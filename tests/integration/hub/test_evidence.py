@@ -1,5 +1,5 @@
-"""Evidence kept before the cluster deletes it (odh/training/evidence.py, the hub's
-training/hub/evidence.py): a job written from the upstream examples (Launcher
+"""Evidence kept before the cluster deletes it (odh/training/diagnosis/evidence.py, the hub's
+training/live/hub/evidence.py): a job written from the upstream examples (Launcher
 `restartPolicy: OnFailure`, restarted in place and its pod deleted at the backoff limit,
 the Job itself soon after by `ttlSecondsAfterFinished`) is told the same as the job the
 wizard makes of the same manifest (Launcher `Never`, its failed pods kept), for every
@@ -41,9 +41,8 @@ def _upstream(name: str, failure: str) -> dict:
 
 def _wizards(name: str, failure: str) -> dict:
     """The job the wizard makes of the same manifest (imported, then generated anew)."""
-    from odh.training.importing import parse_manifest_text
-    from odh.training.manifest import build_manifest
-
+    from odh.training.manifests.importing import parse_manifest_text
+    from odh.training.manifests.manifest import build_manifest
     spec = parse_manifest_text(yaml.safe_dump(_upstream(name, failure)))
     spec.base = None
     spec.namespace = NS
@@ -55,9 +54,8 @@ def _headline(sim, token: str, name: str) -> str:
     from django.test import override_settings
 
     from odh.training.kinds import MPIJOB
-    from odh.training.queries import job_detail
+    from odh.training.status.queries import job_detail
     from training import cluster, diagnoses
-
     with override_settings(CLUSTER_KUBECONFIG=str(sim.kubeconfig("dashboard"))):
         cluster.cluster_config.cache_clear()
         with cluster.client_for_token(token) as client:
@@ -73,8 +71,8 @@ def _headline(sim, token: str, name: str) -> str:
 def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
     from channels.layers import InMemoryChannelLayer
 
-    from training.hub.evidence import EvidenceKeeper
-    from training.hub.hub import Hub, Publisher
+    from training.live.hub.evidence import EvidenceKeeper
+    from training.live.hub.hub import Hub, Publisher
     from training.models import KeptEvidence
 
     hub = Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),

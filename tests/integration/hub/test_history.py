@@ -43,8 +43,8 @@ def short_job(name: str) -> dict:
 def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
-    from training.hub.history import HistoryWriter
-    from training.hub.hub import Hub, Publisher
+    from training.live.hub.history import HistoryWriter
+    from training.live.hub.hub import Hub, Publisher
 
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
                history=HistoryWriter())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from odh.training.watch import ResilientWatch, WatchedResource
+from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from tests.integration.hub.conftest import NS, Subscriber, dashboard_client, job_ref
 from tests.training_jobs import mpijob
 from tests.waiting import wait_until
@@ -27,7 +27,7 @@ def test_the_hub_watches_every_served_kind_with_the_dashboard_account(hub):
 def test_a_workload_that_moves_tells_the_queue_pages(hub, loop_thread, layer, jobs):
     """The demo serves Kueue: the hub watches its Workloads (apart from the job watches)
     and tells the `queues` group, with no word of what moved, when one does."""
-    from training.hub.groups import QUEUES_GROUP
+    from training.live.hub.groups import QUEUES_GROUP
 
     assert hub.queue_watch is not None and hub.queue_watch.synced.wait(30)
     queues = Subscriber(loop_thread, layer, QUEUES_GROUP)

@@ -1,6 +1,6 @@
 """The watch hub tells open pages when it cannot see the cluster, and when it can again.
 
-Every live socket is in the `hub.status` group (training/consumers.py): while the hub's
+Every live socket is in the `hub.status` group (training/live/consumers.py): while the hub's
 watches fail, the page shows that live updates are paused; when they list again, the page
 gets a fresh snapshot. Here the API server itself goes away (simcluster stopped) and comes
 back (started again on the same ports and state directory).
@@ -20,7 +20,7 @@ def test_viewers_hear_the_hub_lose_the_cluster_and_find_it_again(tmp_path_factor
                                                                  loop_thread):
     from channels.layers import get_channel_layer
 
-    from training.hub.groups import STATUS_GROUP
+    from training.live.hub.groups import STATUS_GROUP
 
     sim = start_cluster(tmp_path_factory, "hub-status")
     try:
@@ -61,7 +61,7 @@ def test_a_hung_api_server_is_noticed_within_seconds(tmp_path_factory, loop_thre
 
     from channels.layers import get_channel_layer
 
-    from training.hub.groups import STATUS_GROUP
+    from training.live.hub.groups import STATUS_GROUP
 
     sim = start_cluster(tmp_path_factory, "hub-hung")
     try:

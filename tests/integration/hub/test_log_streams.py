@@ -35,9 +35,8 @@ def launcher_pod(jobs: Jobs, name: str) -> str:
 
 def lease(loop: LoopThread, layer, action: str, subscriber: str, pod: str,
           container: str = "launcher") -> None:
-    from training.hub.groups import CONTROL_GROUP
-    from training.hub.logs import lease_message
-
+    from training.live.hub.groups import CONTROL_GROUP
+    from training.live.hub.logs import lease_message
     loop.run(layer.group_send(CONTROL_GROUP, lease_message(action, subscriber, NS, pod,
                                                            container)))
 
@@ -54,8 +53,8 @@ def receive_until(sub: Subscriber, predicate, timeout: float = 60, what: str = "
 
 
 def test_two_viewers_share_one_upstream_stream(hub, loop_thread, layer, jobs):
-    from training.hub.groups import logs_group
-    from training.hub.logs import SUBSCRIBE, UNSUBSCRIBE
+    from training.live.hub.groups import logs_group
+    from training.live.hub.logs import SUBSCRIBE, UNSUBSCRIBE
 
     streams = hub.logs.streams
     name = "logs-shared"
@@ -96,7 +95,7 @@ def test_two_viewers_share_one_upstream_stream(hub, loop_thread, layer, jobs):
 
 
 def test_a_lease_not_renewed_runs_out(hub, loop_thread, layer, jobs):
-    from training.hub.logs import RENEW, SUBSCRIBE
+    from training.live.hub.logs import RENEW, SUBSCRIBE
 
     streams = hub.logs.streams
     name = "logs-lease"
@@ -122,8 +121,8 @@ def test_a_lease_not_renewed_runs_out(hub, loop_thread, layer, jobs):
 
 
 def test_a_pod_that_ends_closes_its_stream(hub, loop_thread, layer, jobs):
-    from training.hub.groups import logs_group
-    from training.hub.logs import SUBSCRIBE
+    from training.live.hub.groups import logs_group
+    from training.live.hub.logs import SUBSCRIBE
 
     name = "logs-ends"
     jobs.create(chatty_job(name, run_seconds=150, epochs=5))
@@ -141,7 +140,7 @@ def test_a_pod_that_ends_closes_its_stream(hub, loop_thread, layer, jobs):
 
 
 def test_malformed_leases_are_ignored(hub, loop_thread, layer):
-    from training.hub.groups import CONTROL_GROUP
+    from training.live.hub.groups import CONTROL_GROUP
 
     before = hub.logs.control_messages
     for message in ({"type": "logs.subscribe", "namespace": "../etc", "pod": "x",
@@ -164,8 +163,8 @@ def test_runwatcher_streams_logs_through_redis(demo, tmp_path_factory, loop_thre
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
     from channels_redis.core import RedisChannelLayer
 
-    from training.hub.groups import logs_group
-    from training.hub.logs import SUBSCRIBE, UNSUBSCRIBE_ALL, lease_message
+    from training.live.hub.groups import logs_group
+    from training.live.hub.logs import SUBSCRIBE, UNSUBSCRIBE_ALL, lease_message
 
     redis = RedisServer(tmp_path_factory.mktemp("logs-redis") / "redis.log")
     watcher = Runwatcher(demo, redis, tmp_path_factory.mktemp("logs-runwatcher") / "log")
@@ -198,8 +197,7 @@ def test_runwatcher_streams_logs_through_redis(demo, tmp_path_factory, loop_thre
 # -- a browser tab's socket: the consumer's `logs` subscription ------------------------------
 @pytest.fixture
 def live_settings(hub, demo, settings):
-    from training import oauth
-
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
     settings.OAUTH_CLIENT_SECRET = "mpijob-dashboard-demo-secret"
     # CHANNEL_LAYERS stays as the hub fixture set it: changing it makes a new in-memory layer
@@ -291,8 +289,7 @@ def test_one_persons_tabs_share_one_limit_of_followed_pods(live_settings, hub, d
                                                            loop_thread, transactional_db):
     """Each socket names its person (a digest of the token) in its leases; over the
     hub's limit per person, a pod is not followed and the page is told why."""
-    from odh.training.access import identity
-
+    from odh.training.cluster.access import identity
     name = "logs-owner-cap"
     jobs.create(chatty_job(name))
     pod = launcher_pod(jobs, name)

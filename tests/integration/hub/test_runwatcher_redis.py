@@ -108,7 +108,6 @@ def web_replica(demo, redis_server, settings, transactional_db):
     """This process as a web replica: consumers on the test's Redis, no hub of their own,
     access and session re-checked (and groups joined again) every half second."""
     from training import cluster
-
     settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
     settings.WATCHER_EMBEDDED = False
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -1,5 +1,5 @@
 """A connecting socket's snapshot comes from the embedded hub's index: after the access
-review, no API read per viewer (training/hub/snapshots.py); without a hub, from the API."""
+review, no API read per viewer (training/live/hub/snapshots.py); without a hub, from the API."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections import Counter
 
 import requests
 
-import training.hub.snapshots
+import training.live.hub.snapshots
 from tests.integration.hub.conftest import NS
-from training import subscriptions
-from training.subscriptions import ViewState
+from training.live import subscriptions
+from training.live.subscriptions import ViewState
 
 BERT = f"{NS}/mpijob/bert-large-pretrain"
 
@@ -54,7 +54,7 @@ def test_a_projects_snapshot_reads_nothing_from_the_api(hub, demo):
 
 
 def test_without_a_hub_the_snapshot_is_read_from_the_api(hub, demo, monkeypatch):
-    monkeypatch.setattr(training.hub.snapshots, "get_hub", lambda: None)
+    monkeypatch.setattr(training.live.hub.snapshots, "get_hub", lambda: None)
     frames, took = snapshot_and_reads(demo, "job", BERT)
     assert took["mpijobs"] == 1
     assert any("Running" in str(f) for f in frames)
@@ -65,7 +65,7 @@ def test_viewers_connecting_together_share_one_rendering(hub, demo):
     socket (each still gets every frame, and its own view remembers the status)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from training.hub.snapshots import RENDERS
+    from training.live.hub.snapshots import RENDERS
 
     token = demo.token("alice")
     subs = [subscriptions.parse("job", BERT)]
@@ -84,9 +84,9 @@ def test_viewers_connecting_together_share_one_rendering(hub, demo):
 def test_the_job_list_comes_from_the_hub_and_shows_what_the_api_would(hub, demo, client, db):
     """alice's list with the hub in this process: the same jobs and statuses as listing
     them with her token, and no list of jobs or pods asked of the API server."""
-    from odh.training import queries
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
     from odh.training.kinds import KINDS
+    from odh.training.status import queries
     from tests.dashboard_support import sign_in
 
     token = sign_in(client, demo, "alice")
@@ -121,7 +121,7 @@ def test_the_lists_diagnoses_read_the_hubs_events_not_the_projects(hub, demo, cl
 
     sign_in(client, demo, "alice")
     with monkeypatch.context() as without_hub:
-        without_hub.setattr(training.hub.snapshots, "get_hub", lambda: None)
+        without_hub.setattr(training.live.hub.snapshots, "get_hub", lambda: None)
         client.get("/jobs/?project=")  # warms her access answers
         cache.clear()  # no row's diagnosis kept: each is made again
         read = lines(client.get("/jobs/?project=").content.decode())
@@ -145,12 +145,11 @@ def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
 
     from kubernetes import client as k8s
 
-    from odh.training import capacity
-    from odh.training.client import ClusterClient
+    from odh.training.cluster.client import ClusterClient
+    from odh.training.overviews import cluster as capacity
     from tests.dashboard_support import sign_in
     from tests.waiting import wait_until
-    from training.hub.snapshots import hub_cluster_state
-
+    from training.live.hub.snapshots import hub_cluster_state
     other = "not-a-training-pod"
     k8s.CoreV1Api(demo.api_client("alice")).create_namespaced_pod(NS, {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": other},

@@ -16,8 +16,8 @@ import yaml
 from django.test import override_settings
 
 from odh.training import errors
-from odh.training.client import ClusterClient, make_api_client
-from odh.training.watch import ResilientWatch, WatchedResource
+from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from tests.integration.hub.conftest import start_cluster
 from tests.training_jobs import Jobs, mpijob
 from tests.waiting import wait_until
@@ -58,7 +58,6 @@ class Kubeconfig:
 @pytest.fixture
 def kubeconfig(sim, tmp_path):
     from training import cluster
-
     config = Kubeconfig(sim, tmp_path / "kubeconfig-dashboard")
     with override_settings(CLUSTER_KUBECONFIG=str(config.path)):
         cluster.cluster_config.cache_clear()
@@ -68,7 +67,6 @@ def kubeconfig(sim, tmp_path):
 
 def test_a_service_account_client_uses_the_token_file_as_it_is_now(kubeconfig):
     from training import cluster
-
     client = cluster.service_account_client()
     assert client.list_quotas(NS) == []
     kubeconfig.break_token()
@@ -84,7 +82,6 @@ def test_a_watch_makes_a_new_client_after_a_401(kubeconfig, sim):
     """A client with a fixed token (as the SDK makes them) is replaced after a 401 by one
     from the factory, which reads the credentials again."""
     from training import cluster
-
     kubeconfig.break_token()
     stale = ClusterClient(make_api_client(sim.api_url, "sha256~stale", str(sim.ca_file)))
     watch = ResilientWatch(stale, PODS, client_factory=lambda: cluster.service_account_client(
@@ -119,7 +116,7 @@ def test_the_hub_carries_on_when_its_token_is_replaced_mid_session(kubeconfig, s
     from channels.layers import InMemoryChannelLayer
 
     from training import cluster
-    from training.hub.hub import Hub, Publisher
+    from training.live.hub.hub import Hub, Publisher
 
     hub = Hub(cluster.service_account_client, Publisher(InMemoryChannelLayer()),
               refresh_client_factory=functools.partial(cluster.service_account_client,

@@ -8,7 +8,7 @@ import threading
 import pytest
 from kubernetes import client
 
-from odh.training.watch import ResilientWatch, WatchedResource
+from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from tests.integration.hub.conftest import dashboard_client, start_cluster
 from tests.training_jobs import Jobs, mpijob
 from tests.waiting import wait_until

@@ -48,8 +48,8 @@ def signed_in(client, db, cluster, settings):
 
     from tests.dashboard_support import sign_in
     from training import cluster as dashboard_cluster
-    from training import oauth, permissions
-
+    from training import permissions
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(cluster.kubeconfig("dashboard"))
     settings.WATCHER_EMBEDDED = False
     cache.clear()  # what the wizard shares a few seconds (Kueue's queues) is this test's

@@ -1,4 +1,4 @@
-"""Where a queued job stands (odh/training/queueing.py), read from simcluster's Kueue with
+"""Where a queued job stands (odh/training/queues/standing.py), read from simcluster's Kueue with
 the person's own token: an administrator sees the whole ClusterQueue and what is free; a
 data scientist their LocalQueue's order, and is told what they may not see."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from kubernetes import client as k8s
 
-from odh.training.client import ClusterClient
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import MPIJOB
-from odh.training.queue_start import progress_ends, read_standing
-from odh.training.queueing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED
+from odh.training.queues.standing import ADMITTED, INADMISSIBLE, PREEMPTED, QUEUED
+from odh.training.queues.start import progress_ends, read_standing
 from tests import simcluster_process
 from tests.integration.kueue.support import (
     GROUP,

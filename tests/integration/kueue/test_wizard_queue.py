@@ -1,4 +1,4 @@
-"""The wizard where Kueue governs the project (training/wizard_queue.py): the project's
+"""The wizard where Kueue governs the project (training/wizard/queue.py): the project's
 default queue chosen, Kueue's priorities offered, and what Kueue will do with the job
 (admitted at once, or queued at a position with an expected start) on the resource check,
 the review and the confirmation."""

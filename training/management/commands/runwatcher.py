@@ -3,16 +3,16 @@
 Web replicas then run with WATCHER_EMBEDDED=false and only consume: this process keeps
 the cluster-wide watches and publishes every update through Redis (REDIS_URL), so the
 API server sees one set of watches however many replicas and viewers there are. It also
-writes the job history (one record per finished job, training/hub/history.py).
+writes the job history (one record per finished job, training/live/hub/history.py).
 
 `--metrics-port 9102` (or WATCHER_METRICS_PORT) serves /metrics there for Prometheus: the
 job, worker, wait and quota numbers only the process with the watches can give (see
-training/monitoring.py), with the same METRICS_BEARER_TOKEN / METRICS_ALLOWED_NETWORKS
+training/monitoring/exposition.py), with the same METRICS_BEARER_TOKEN / METRICS_ALLOWED_NETWORKS
 rules as the web process, plus /healthz (the process answers) and /readyz (the hub has
 listed everything) for probes.
 
 With WATCHER_LEADER_ELECTION=true several replicas run, one active: each holds or waits
-for the Lease WATCHER_LEASE_NAME in WATCHER_LEASE_NAMESPACE (odh/training/election.py).
+for the Lease WATCHER_LEASE_NAME in WATCHER_LEASE_NAMESPACE (odh/training/cluster/election.py).
 A standby serves /healthz and /readyz (ready: standing by) and starts the hub when it
 takes the Lease over; a leader that can no longer renew it stops and exits with status 1
 (the kubelet starts it again, as a candidate).
@@ -29,11 +29,12 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from odh.training.election import LeaseElector
-from training import cluster, monitoring
-from training.hub.hub import build_hub
+from odh.training.cluster.election import LeaseElector
+from training import cluster
+from training.live.hub.hub import build_hub
+from training.monitoring import exposition as monitoring
 
-log = logging.getLogger("training.hub")
+log = logging.getLogger("training.live.hub")
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ field messages as you type, the live resource check and in-place step changes. I
 in a `WizardDraft` row (its key is in the URL), so Back, a reload, a failed create and a
 trip through sign-in never lose it. Clone and Retry of existing MPIJobs live here too.
 
-Views decide; `training.drafts` turns text into a spec; `training.wizard_checks` and
+Views decide; `training.wizard.drafts` turns text into a spec; `training.wizard.checks` and
 `odh.training` validate, check the fit, build the manifest and the SDK code. The parts:
 
 - `base`: the steps, drafts, ways out of the wizard;
@@ -18,11 +18,11 @@ Views decide; `training.drafts` turns text into a spec; `training.wizard_checks`
 - `copies`: Clone and Retry of an existing MPIJob (or of its history record).
 """
 
-from .base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_posted_input
-from .copies import job_retry
-from .create import job_new_create, job_new_save_template
-from .live import job_new_check, job_new_fix, job_new_validate
-from .steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
+from training.views.wizard.base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_posted_input
+from training.views.wizard.copies import job_retry
+from training.views.wizard.create import job_new_create, job_new_save_template
+from training.views.wizard.live import job_new_check, job_new_fix, job_new_validate
+from training.views.wizard.steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
 
 __all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "INPUT_URLS", "STEPS", "import_too_big",
            "job_new", "job_new_check", "job_new_create", "job_new_fix", "job_new_save_template",

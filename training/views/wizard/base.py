@@ -11,15 +11,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 
-from odh.training.access import Access
-from odh.training.client import ClusterClient, Project
+from odh.training.cluster.access import Access
+from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import JobKind
 from odh.training.spec import MPIJobSpec
-
-from ... import drafts
-from ...models import WizardDraft
-from ...permissions import person_may
-from ..jobs import PROJECT_KEY
+from training.models import WizardDraft
+from training.permissions import person_may
+from training.views.jobs import PROJECT_KEY
+from training.wizard import drafts
 
 STEPS = ("type", "configuration", "resources", "review")
 DRAFT_MAX_AGE = timedelta(days=7)

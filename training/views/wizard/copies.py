@@ -10,30 +10,30 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from odh.training import errors
-from odh.training.client import ClusterClient, Project
-from odh.training.findings import ValidationContext
+from odh.training.checks.findings import ValidationContext
+from odh.training.checks.names import fresh_name, random_suffix
+from odh.training.checks.rules_job import check_name
+from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import MPIJOB
-from odh.training.names import fresh_name, random_suffix
-from odh.training.paths import get_path
-from odh.training.rules_job import check_name
+from odh.training.manifests.paths import get_path
 from odh.training.spec import (
     ManifestError,
     MPIJobSpec,
     clone_spec,
     read_manifest,
 )
-from odh.training.summary import JobStatus
-
-from ... import diagnoses, drafts, mutations, session
-from ... import wizard_checks as checks
-from ...cluster import user_client
-from ...models import JobHistory
-from ...permissions import cluster_admin
-from ...projects import get_job_for_user, kind_or_404, project_uid
-from ..history import newest_history
-from .base import new_draft, only_mpijobs, step_url
-from .create import create_problem
-from .render import warn_of_unknown_fields
+from odh.training.status.summary import JobStatus
+from training import diagnoses, mutations
+from training.accounts import session
+from training.cluster import user_client
+from training.models import JobHistory
+from training.permissions import cluster_admin
+from training.projects import get_job_for_user, kind_or_404, project_uid
+from training.views.history import newest_history
+from training.views.wizard.base import new_draft, only_mpijobs, step_url
+from training.views.wizard.create import create_problem
+from training.views.wizard.render import warn_of_unknown_fields
+from training.wizard import checks, drafts
 
 
 def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],

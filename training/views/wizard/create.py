@@ -15,15 +15,15 @@ from django.views.decorators.http import require_POST
 from odh.training import errors
 from odh.training.kinds import MPIJOB
 from odh.training.spec import MPIJobSpec, build_manifest
-
-from ... import drafts, mutations, wizard_queue
-from ... import wizard_checks as checks
-from ...cluster import user_client
-from ...forms import SaveTemplateForm
-from ...models import JobTemplate
-from ...projects import projects_for_user
-from .base import get_draft_for_user, leave, may_share_in, step_url
-from .render import render_step
+from training import mutations
+from training.cluster import user_client
+from training.models import JobTemplate
+from training.projects import projects_for_user
+from training.views.wizard.base import get_draft_for_user, leave, may_share_in, step_url
+from training.views.wizard.render import render_step
+from training.wizard import checks, drafts
+from training.wizard import queue as wizard_queue
+from training.wizard.forms import SaveTemplateForm
 
 log = logging.getLogger("training.wizard")
 

@@ -10,12 +10,13 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from ... import drafts, params, wizard_queue
-from ... import wizard_checks as checks
-from ...cluster import user_client
-from ...models import WizardDraft
-from ...projects import projects_for_user
-from .base import get_draft_for_user, step_url
+from training.cluster import user_client
+from training.models import WizardDraft
+from training.projects import projects_for_user
+from training.views.wizard.base import get_draft_for_user, step_url
+from training.web import params
+from training.wizard import checks, drafts
+from training.wizard import queue as wizard_queue
 
 
 def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> dict:

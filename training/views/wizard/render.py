@@ -16,18 +16,18 @@ from django.utils.translation import gettext as _
 from django_htmx.http import push_url
 
 from odh.training import errors
-from odh.training import templates as builtin_templates
-from odh.training.client import ClusterClient, Project
-from odh.training.importing import unknown_fields, unknown_fields_message, without_fields
-from odh.training.kept import kept_fields
+from odh.training.cluster.client import ClusterClient, Project
+from odh.training.manifests import templates as builtin_templates
+from odh.training.manifests.importing import unknown_fields, unknown_fields_message, without_fields
+from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
 from odh.training.spec import MPIJobSpec, build_manifest, manifest_yaml
-
-from ... import drafts, permissions, wizard_queue
-from ... import wizard_checks as checks
-from ...forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
-from ...models import JobTemplate, WizardDraft
-from .base import STEPS, may_share_in, step_title, step_url, submitted_steps
+from training import permissions
+from training.models import JobTemplate, WizardDraft
+from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
+from training.wizard import checks, drafts
+from training.wizard import queue as wizard_queue
+from training.wizard.forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
 
 log = logging.getLogger("training.wizard")
 
@@ -191,8 +191,8 @@ def _may_share(request: HttpRequest, client: ClusterClient, namespace: str) -> b
 def unknown_fields_for(client: ClusterClient, spec: MPIJobSpec,
                        manifest: dict | None) -> list[str]:
     """The fields of the job's manifest that the cluster's MPIJob API does not declare
-    (asked of the API server: see `odh.training.importing.unknown_fields`). Only a manifest
-    the person brought (an import, a clone, a template: `spec.base`) can have any; the
+    (asked of the API server: see `odh.training.manifests.importing.unknown_fields`). Only a
+    manifest the person brought (an import, a clone, a template: `spec.base`) can have any; the
     wizard's own fields are all declared.
 
     A warning, not a refusal. The API server would drop these fields, not refuse the job,

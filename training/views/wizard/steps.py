@@ -12,18 +12,15 @@ from django.urls import Resolver404, resolve, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from odh.training import templates as builtin_templates
-from odh.training.client import ClusterClient, Project
-from odh.training.importing import ManifestImportError, parse_manifest_text
+from odh.training.cluster.client import ClusterClient, Project
+from odh.training.manifests import templates as builtin_templates
+from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.spec import ManifestError, read_manifest
-
-from ... import drafts, params, permissions
-from ... import wizard_checks as checks
-from ...cluster import user_client
-from ...forms import ImportForm
-from ...models import JobTemplate, WizardDraft
-from ...projects import projects_for_user
-from .base import (
+from training import permissions
+from training.cluster import user_client
+from training.models import JobTemplate, WizardDraft
+from training.projects import projects_for_user
+from training.views.wizard.base import (
     STEPS,
     fresh_data,
     get_draft_for_user,
@@ -33,8 +30,11 @@ from .base import (
     step_url,
     submitted_steps,
 )
-from .copies import clone
-from .render import render_step, warn_of_unknown_fields
+from training.views.wizard.copies import clone
+from training.views.wizard.render import render_step, warn_of_unknown_fields
+from training.web import params
+from training.wizard import checks, drafts
+from training.wizard.forms import ImportForm
 
 IMPORT_MAX_BYTES = 256 * 1024
 

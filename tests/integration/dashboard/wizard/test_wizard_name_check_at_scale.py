@@ -47,8 +47,8 @@ def big_cluster(tmp_path_factory):
 
 @pytest.fixture
 def alice_on_big(client, db, big_cluster, settings):
-    from training import cluster, oauth
-
+    from training import cluster
+    from training.accounts import oauth
     settings.CLUSTER_KUBECONFIG = str(big_cluster.kubeconfig("dashboard"))
     cluster.cluster_config.cache_clear()
     oauth.reset()

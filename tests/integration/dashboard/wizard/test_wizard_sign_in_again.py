@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.test import Client
 from django.urls import reverse
 
-from odh.training.client import ClusterClient, make_api_client
+from odh.training.cluster.client import ClusterClient, make_api_client
 from tests.dashboard_support import session_token, sign_in
 from tests.integration.dashboard.wizard.wizard_flow import (
     draft,

@@ -51,7 +51,6 @@ def test_the_first_step_offers_job_types_templates_and_import(alice):
 
 def test_it_shows_the_built_in_templates_in_the_persons_language(alice, monkeypatch):
     from odh.training import i18n
-
     english = i18n._translate
     monkeypatch.setattr(i18n, "_translate", lambda message: f"«{english(message)}»")
     body = html.unescape(alice.get(NEW).content.decode())

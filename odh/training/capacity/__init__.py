@@ -1,0 +1,3 @@
+"""What the cluster and a project have room for: allocation, quotas, LimitRanges, nodes, the
+wizard's fit check and preflight.
+"""

@@ -1,0 +1,167 @@
+"""What the wizard checks before a job is created, for every way of creating one.
+
+`read_project_facts` reads what the cluster says about the target project (the MPIJob
+names taken, claims, priority classes, LocalQueues, LimitRanges, quotas) with the person's
+own credentials; what they may not read is unknown, and its checks are skipped.
+`preflight` adds the nodes and runs the wizard's validation and resource check
+(`odh.training.capacity.fit.check_fit`) on a spec: the dashboard's wizard, the SDK's
+`MPIJob.create` and the CLI's `create` all decide from it, so they say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from odh.training import errors
+from odh.training.capacity.allocation import room_now
+from odh.training.capacity.fit import FitReport, check_fit
+from odh.training.checks.findings import FieldError, ValidationContext
+from odh.training.cluster.client import ClusterClient
+from odh.training.i18n import _
+from odh.training.kinds import MPIJOB
+from odh.training.spec import MPIJobSpec
+from odh.training.validation import validate_spec
+
+T = TypeVar("T")
+
+
+@dataclass
+class ProjectFacts:
+    """What the cluster says about a project that validation and the resource check use."""
+
+    namespace: str
+    visible: bool
+    existing_names: set[str] = field(default_factory=set)
+    pvcs: list[str] | None = None
+    priority_classes: list[str] | None = None
+    local_queues: list[str] | None = None
+    # Kueue's WorkloadPriorityClasses, name -> value (None: no Kueue, or not readable)
+    workload_priorities: dict[str, int] | None = None
+    limit_ranges: list[dict] = field(default_factory=list)
+    quotas: list[dict] = field(default_factory=list)
+    quotas_readable: bool = True
+
+    def context(self) -> ValidationContext:
+        return ValidationContext(
+            existing_names=self.existing_names,
+            priority_classes=set(self.priority_classes) if self.priority_classes is not None
+            else None,
+            pvc_names=set(self.pvcs) if self.pvcs is not None else None,
+            local_queues=set(self.local_queues) if self.local_queues else None,
+            workload_priorities=set(self.workload_priorities)
+            if self.workload_priorities is not None else None,
+            limit_ranges=self.limit_ranges)
+
+
+def workload_priority_values(items: list[dict] | None) -> dict[str, int] | None:
+    """name -> value of Kueue's WorkloadPriorityClasses (None stays None: unknown)."""
+    if items is None:
+        return None
+    return {str((i.get("metadata") or {}).get("name") or ""): int(i.get("value") or 0)
+            for i in items}
+
+
+def readable(call: Callable[[], T], default: T) -> T:
+    """A list the person may not be allowed to read: `default` (unknown) when refused."""
+    try:
+        return call()
+    except errors.Forbidden:
+        return default
+
+
+def object_names(items: list[dict]) -> list[str]:
+    return sorted(str((i.get("metadata") or {}).get("name", "")) for i in items)
+
+
+def name_taken(client: ClusterClient, namespace: str, name: str) -> bool:
+    """Is there an MPIJob called `name` in the project? One get, however many jobs the
+    project holds (unknown, when the person may not read it, counts as free: creating
+    says)."""
+    if not name:
+        return False
+    try:
+        client.get_job(MPIJOB, namespace, name)
+    except (errors.NotFound, errors.Forbidden, errors.Invalid):
+        return False
+    return True
+
+
+def read_project_facts(client: ClusterClient, namespace: str, visible: bool = True,
+                       name: str = "") -> ProjectFacts:
+    """The project's facts as `client` may read them (`visible` False: only the cluster's
+    priority classes, for a project the person cannot see); `name`: the job's, checked
+    with one get (`existing_names` holds it when it is taken)."""
+    facts = ProjectFacts(namespace=namespace, visible=visible)
+    classes = readable(client.list_priority_classes, None)
+    facts.priority_classes = object_names(classes) if classes is not None else None
+    if not visible:
+        return facts
+    facts.existing_names = {name} if name_taken(client, namespace, name) else set()
+    pvcs = readable(lambda: client.list_pvcs(namespace), None)
+    facts.pvcs = object_names(pvcs) if pvcs is not None else None
+    facts.local_queues = object_names(readable(lambda: client.list_local_queues(namespace), []))
+    if facts.local_queues:
+        facts.workload_priorities = workload_priority_values(
+            readable(client.list_workload_priority_classes, None))
+    facts.limit_ranges = readable(lambda: client.list_limit_ranges(namespace), [])
+    quotas = readable(lambda: client.list_quotas(namespace), None)
+    facts.quotas_readable = quotas is not None
+    facts.quotas = quotas or []
+    return facts
+
+
+@dataclass
+class Preflight:
+    """The wizard's verdict on a spec in its project."""
+
+    findings: list[FieldError]
+    fit: FitReport
+    facts: ProjectFacts
+    nodes_readable: bool
+
+    @property
+    def errors(self) -> list[FieldError]:
+        return [f for f in self.findings if f.is_error]
+
+    @property
+    def warnings(self) -> list[FieldError]:
+        return [f for f in self.findings if not f.is_error]
+
+    @property
+    def never_fits(self) -> bool:
+        """No node can hold a Worker, the LimitRange refuses its pods, or a quota is
+        smaller than the whole job: created as it is, it would never start."""
+        return self.fit.never_fits
+
+    @property
+    def waits(self) -> bool:
+        """It fits the cluster but not the quota's room now: it will wait, Pending."""
+        return not self.fit.fits and not self.fit.never_fits
+
+
+def may_create(client: ClusterClient, namespace: str) -> None:
+    """Forbidden, in plain words, unless the person may create MPIJobs in `namespace`."""
+    if not client.can_i("create", MPIJOB.plural, MPIJOB.group, namespace):
+        raise errors.Forbidden(_("You may not create MPIJobs in %(project)s: ask the "
+                                 "project's administrator for the edit role, or choose "
+                                 "another project.") % {"project": namespace}, status=403,
+                               namespace=namespace)
+
+
+def preflight(client: ClusterClient, spec: MPIJobSpec) -> Preflight:
+    """Validation and the resource check of `spec` in its namespace, with what `client`
+    may read (Forbidden first if the person may not create MPIJobs there). Nodes are read
+    with the same credentials: where they are refused (people usually may not list nodes),
+    the check covers quotas and LimitRanges only."""
+    may_create(client, spec.namespace)
+    facts = read_project_facts(client, spec.namespace, name=spec.name)
+    nodes = readable(client.list_nodes, None)
+    # the nodes' room now needs every pod of the cluster: an administrator's view
+    pods = readable(client.list_pods, None) if nodes else None
+    room = room_now(nodes or [], pods) if pods is not None else None
+    findings = validate_spec(spec, facts.context())
+    fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace,
+                    room=room)
+    return Preflight(findings=findings, fit=fit, facts=facts, nodes_readable=nodes is not None)

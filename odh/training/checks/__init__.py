@@ -1,0 +1,3 @@
+"""The rules a spec is checked by before it is created: names, images, sizes, the pods'
+surroundings. `odh.training.validation` runs them.
+"""

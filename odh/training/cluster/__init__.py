@@ -1,0 +1,3 @@
+"""Talking to a Kubernetes API server with one person's credentials: the client, watches,
+queries, access reviews, events, leader election.
+"""

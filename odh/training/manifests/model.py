@@ -1,0 +1,166 @@
+"""The MPIJob spec model: an MPIJob as a person describes it, free of manifest layout.
+
+`odh.training.manifests.manifest` builds the kubeflow.org/v2beta1 manifest from an `MPIJobSpec` and
+reads one back; `odh.training.spec` offers both under one name.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+from odh.training.kinds import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+
+LAUNCHER, WORKER = "Launcher", "Worker"
+ROLES = (LAUNCHER, WORKER)
+MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
+CLEAN_POD_POLICIES = ("Running", "All", "None")
+LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
+
+
+@dataclass
+class EnvVar:
+    name: str
+    value: str = ""
+    # A valueFrom block (secretKeyRef, fieldRef...) kept as the API writes it.
+    value_from: dict | None = None
+
+    def to_manifest(self) -> dict:
+        if self.value_from:
+            return {"name": self.name, "valueFrom": copy.deepcopy(self.value_from)}
+        return {"name": self.name, "value": self.value}
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> EnvVar:
+        value = entry.get("value")
+        value_from = entry.get("valueFrom")
+        return cls(name=str(entry.get("name", "")), value="" if value is None else str(value),
+                   value_from=copy.deepcopy(value_from) if isinstance(value_from, dict) else None)
+
+
+def volume_name_for(claim_name: str) -> str:
+    """A pod volume name for a claim; prefixed so it cannot clash with the operator's own
+    `ssh-auth` and `mpi-job-config` volumes."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", claim_name.lower()).strip("-")
+    return f"pvc-{stem}"[:63].rstrip("-")
+
+
+@dataclass
+class PVCVolume:
+    claim_name: str
+    mount_path: str
+    read_only: bool = False
+    name: str = ""
+    sub_path: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = volume_name_for(self.claim_name)
+
+
+@dataclass
+class Toleration:
+    key: str
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    seconds: int | None = None
+
+    def to_manifest(self) -> dict:
+        entry: dict = {}
+        if self.key:
+            entry["key"] = self.key
+        entry["operator"] = self.operator
+        if self.value:
+            entry["value"] = self.value
+        if self.effect:
+            entry["effect"] = self.effect
+        if self.seconds is not None:
+            entry["tolerationSeconds"] = self.seconds
+        return entry
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> Toleration:
+        seconds = entry.get("tolerationSeconds")
+        return cls(key=str(entry.get("key", "")), operator=str(entry.get("operator", "Equal")),
+                   value=str(entry.get("value", "")), effect=str(entry.get("effect", "")),
+                   seconds=seconds if isinstance(seconds, int) else None)
+
+
+@dataclass
+class MPIJobSpec:
+    """An MPIJob as a person describes it.
+
+    Resource strings are Kubernetes quantities; "" means "not set" (no request or limit).
+    `slots_per_worker` None means the default: GPUs per worker, or 1. `worker_image` ""
+    means the Workers run `image` too. `base` is provenance, not part of equality.
+    """
+
+    name: str = ""
+    namespace: str = ""
+    image: str = ""
+    command: list[str] = field(default_factory=list)
+    workers: int = 1
+    cpu_per_worker: str = "1"
+    memory_per_worker: str = "2Gi"
+    gpus_per_worker: int = 0
+    launcher_cpu: str = "1"
+    launcher_memory: str = "2Gi"
+    slots_per_worker: int | None = None
+    mpi_implementation: str = "OpenMPI"
+    env: list[EnvVar] = field(default_factory=list)
+    volumes: list[PVCVolume] = field(default_factory=list)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: list[Toleration] = field(default_factory=list)
+    priority_class: str = ""
+    queue_name: str = ""
+    queue_priority: str = ""  # a Kueue WorkloadPriorityClass (label kueue.x-k8s.io/priority-class)
+    clean_pod_policy: str = "Running"
+    ttl_seconds_after_finished: int | None = None
+    backoff_limit: int | None = None
+    launcher_creation_policy: str = "AtStartup"
+    disable_sidecar_injection: bool = True
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    created_by: str = ""
+    worker_image: str = ""
+    # a kubernetes.io/dockerconfigjson Secret of the project the pods pull their images with
+    image_pull_secret: str = ""
+    base: dict | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Spellings that build the same manifest are made equal, so a spec survives a
+        # round trip through its manifest unchanged.
+        for name in ("cpu_per_worker", "memory_per_worker", "launcher_cpu", "launcher_memory"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                setattr(self, name, "" if value is None else str(value))
+        if self.slots_per_worker is not None and self.slots_per_worker == self.default_slots:
+            self.slots_per_worker = None
+        if self.worker_image == self.image:
+            self.worker_image = ""
+        if QUEUE_LABEL in self.labels:
+            self.labels = dict(self.labels)
+            queue = self.labels.pop(QUEUE_LABEL)
+            self.queue_name = self.queue_name or queue
+        if PRIORITY_LABEL in self.labels:
+            self.labels = dict(self.labels)
+            priority = self.labels.pop(PRIORITY_LABEL)
+            self.queue_priority = self.queue_priority or priority
+        if CREATED_BY_ANNOTATION in self.annotations:
+            self.annotations = dict(self.annotations)
+            user = self.annotations.pop(CREATED_BY_ANNOTATION)
+            self.created_by = self.created_by or user
+
+    @property
+    def default_slots(self) -> int:
+        return self.gpus_per_worker if self.gpus_per_worker > 0 else 1
+
+    @property
+    def effective_slots(self) -> int:
+        return self.default_slots if self.slots_per_worker is None else self.slots_per_worker
+
+    @property
+    def effective_worker_image(self) -> str:
+        return self.worker_image or self.image

@@ -1,0 +1,3 @@
+"""A job's charts from Prometheus (PromQL, series) and the numbers the dashboard reports on its
+own /metrics.
+"""

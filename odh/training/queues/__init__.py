@@ -1,0 +1,3 @@
+"""Kueue: ClusterQueues, where a queued job stands, when it should start, what the wizard
+forecasts, and the administrators' view.
+"""

@@ -1,0 +1,186 @@
+"""Read-side questions the dashboard (and the SDK) ask: which jobs, how are they doing.
+
+Each function gathers what it needs with as few API calls as it can (one list per kind,
+one pod list for all jobs) and hands plain data to `status.summarize`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from odh.training import errors
+from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
+from odh.training.cluster.events import event_time
+from odh.training.kinds import JobKind
+from odh.training.status.summarize import JobSummary, summarize
+
+Obj = dict[str, Any]
+
+
+def _pods_by_job(pods: list[Obj]) -> dict[tuple[str, str], list[Obj]]:
+    grouped: dict[tuple[str, str], list[Obj]] = defaultdict(list)
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        job = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+        if job:
+            grouped[(meta.get("namespace", ""), job)].append(pod)
+    return grouped
+
+
+@dataclass
+class Listing:
+    """Jobs of the asked namespaces, and what could not be read: namespaces (a list there
+    was refused), job kinds and pods that could not be listed in every namespace (then
+    listed only in the fallback namespaces, if any)."""
+
+    summaries: list[JobSummary] = field(default_factory=list)
+    # (namespace, kind slug, name) -> (the job, its pods): what each summary was made of
+    objects: dict[tuple[str, str, str], tuple[Obj, list[Obj]]] = field(default_factory=dict)
+    forbidden_namespaces: list[str] = field(default_factory=list)
+    forbidden_kinds: list[JobKind] = field(default_factory=list)
+    pods_forbidden: bool = False
+    # (namespace, kind slug, name) -> every kept event that may be about the job, or None
+    # where the person may not list events there: set where the jobs come from the watch
+    # hub's index (which keeps them), so that a row's diagnosis reads no project's events
+    indexed_events: Callable[[tuple[str, str, str]], list[Obj] | None] | None = None
+
+
+Fallback = Callable[[], list[str]]
+
+
+def _per_namespace(list_one: Callable[[str], list[Obj]], namespaces: list[str],
+                   listing: Listing | None) -> list[Obj]:
+    items: list[Obj] = []
+    for ns in namespaces:
+        try:
+            items.extend(list_one(ns))
+        except errors.Forbidden:
+            if listing is not None and ns not in listing.forbidden_namespaces:
+                listing.forbidden_namespaces.append(ns)
+        except errors.NotFound:
+            continue  # the namespace went away between listing projects and jobs
+    return items
+
+
+def _list_kind(client: ClusterClient, kind: JobKind, namespaces: list[str] | None,
+               listing: Listing, fallback: Fallback | None) -> list[Obj]:
+    if namespaces is not None:
+        return _per_namespace(lambda ns: client.list_jobs(kind, ns), namespaces, listing)
+    try:
+        return client.list_jobs(kind)
+    except errors.Forbidden:
+        # allowed for some kinds everywhere but not this one: the others still show
+        listing.forbidden_kinds.append(kind)
+        return _per_namespace(lambda ns: client.list_jobs(kind, ns),
+                              fallback() if fallback else [], listing)
+
+
+def _list_pods(client: ClusterClient, namespaces: list[str] | None, listing: Listing,
+               fallback: Fallback | None) -> list[Obj]:
+    if namespaces is not None:
+        return _per_namespace(client.list_job_pods, namespaces, None)
+    try:
+        return client.list_job_pods(None)
+    except errors.Forbidden:
+        listing.pods_forbidden = True
+        return _per_namespace(client.list_job_pods, fallback() if fallback else [], None)
+
+
+def list_summaries(client: ClusterClient, namespaces: list[str] | None, kinds: list[JobKind],
+                   now: datetime | None = None, fallback: Fallback | None = None,
+                   with_pods: bool = True) -> Listing:
+    """Summaries of every job of `kinds` in `namespaces` (None: cluster-wide).
+
+    Cluster-wide, a kind (or the pods) the person may not list everywhere is not an
+    error: it is named in the listing (`forbidden_kinds`, `pods_forbidden`) and listed in
+    the namespaces `fallback()` gives instead (the person's projects), if any. Without
+    `with_pods` the summaries are what the jobs alone say (for someone who may not list
+    the pods)."""
+    now = now or datetime.now(UTC)
+    listing = Listing()
+    asked = None if namespaces is None else list(namespaces)
+    fallback_once = _once(fallback) if fallback is not None else None
+    jobs: list[tuple[JobKind, Obj]] = []
+    for kind in kinds:
+        try:
+            jobs.extend((kind, j) for j in _list_kind(client, kind, asked, listing,
+                                                      fallback_once))
+        except errors.NotFound:
+            continue  # this kind's API is not installed
+    pods = _pods_by_job(_list_pods(client, asked, listing, fallback_once)) if with_pods else {}
+    for kind, job in jobs:
+        meta = job.get("metadata") or {}
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        job_pods = pods.get((namespace, name), [])
+        listing.summaries.append(summarize(job, job_pods, None, now))
+        listing.objects[(namespace, kind.slug, name)] = (job, job_pods)
+    return listing
+
+
+def _once(fallback: Fallback) -> Fallback:
+    """`fallback`, asked at most once."""
+    answer: list[list[str]] = []
+
+    def ask() -> list[str]:
+        if not answer:
+            answer.append(list(fallback()))
+        return answer[0]
+    return ask
+
+
+@dataclass
+class JobDetail:
+    kind: JobKind
+    job: Obj
+    pods: list[Obj]
+    events: list[Obj]
+    summary: JobSummary
+
+
+def _pod_name_pattern(kind: JobKind, name: str) -> re.Pattern[str]:
+    """Names the operators give a job's pods: `<job>-worker-3`, `<job>-launcher-x7k2p`."""
+    roles = "|".join(re.escape(r.lower()) for r in kind.roles if r != "Launcher") or "worker"
+    launcher = rf"|{re.escape(name)}-launcher-[a-z0-9]{{5}}" if "Launcher" in kind.roles else ""
+    return re.compile(rf"{re.escape(name)}-(?:{roles})-\d+{launcher}")
+
+
+def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
+               now: datetime | None = None) -> JobDetail:
+    now = now or datetime.now(UTC)
+    job = client.get_job(kind, namespace, name)
+    job.setdefault("apiVersion", kind.api_version)
+    job.setdefault("kind", kind.kind)
+    pods = client.list_job_pods(namespace, name)
+    events = job_events(kind, job, pods, client.list_events(namespace))
+    return JobDetail(kind, job, pods, events, summarize(job, pods, events, now))
+
+
+def job_events(kind: JobKind, job: Obj, pods: list[Obj], events: list[Obj]) -> list[Obj]:
+    """The events about a job, its pods and its launcher Job, newest first.
+
+    The job page and the watch hub both choose events this way, so what is pushed to a
+    page is what reloading it would show."""
+    name = str((job.get("metadata") or {}).get("name", ""))
+    uids = {(job.get("metadata") or {}).get("uid", "")}
+    uids.update((p.get("metadata") or {}).get("uid", "") for p in pods)
+    # the launcher Job (MPIJob) and its events belong to the job too
+    owned = {(e.get("involvedObject") or {}).get("uid") for e in events
+             if (e.get("involvedObject") or {}).get("kind") == "Job"
+             and (e.get("involvedObject") or {}).get("name") == f"{name}-launcher"}
+    uids.update(u for u in owned if u)
+    uids.discard("")
+    # pods the operator already removed (cleanPodPolicy) still explain what happened
+    gone_pods = _pod_name_pattern(kind, name)
+    chosen = [e for e in events if (e.get("involvedObject") or {}).get("uid") in uids
+              or ((e.get("involvedObject") or {}).get("kind") == "Pod"
+                  and gone_pods.fullmatch(str((e.get("involvedObject") or {}).get("name"))))]
+    # newest first, by the time each event last happened (not as strings: the API mixes
+    # second and microsecond precision)
+    never = datetime.min.replace(tzinfo=UTC)
+    chosen.sort(key=lambda e: event_time(e) or never, reverse=True)
+    return chosen

@@ -1,0 +1,739 @@
+"""The watch hub: a few cluster-wide watches, one rendering, many viewers.
+
+With the dashboard's service-account credentials the hub keeps one `ResilientWatch` per
+training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), one of pods
+labelled `training.kubeflow.org/job-name`, one of events (only those that may concern a
+training job are kept) and one of resource quotas, all feeding a `JobIndex`.
+
+Each change marks the jobs it may touch. A flusher thread sends the first change of a
+quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed);
+what follows within `debounce` (0.2 s) of that flush waits for the window's end and goes
+out together, so that a burst (eight Workers starting) becomes one more update. Except a
+new status: a change of the job object itself within the window is looked at once (its
+summary computed, nothing rendered), and goes out at once if the job's status moved
+(Pending to Running), else waits with the rest. A suspend thus costs two renderings (the
+status, then the pods' ending) and the status is on the page within tens of
+milliseconds. It recomputes each
+marked job's summary with `odh.training.status.summarize.summarize`, and when what a viewer would
+see has changed renders the pushed HTML once (`training.live.pushes`) and sends it through the
+channel layer:
+
+- group `ns.<project>`: the job's row of the job list;
+- group `job.<project>.<name>`: header status, Overview parts and new Events rows, with
+  an announcement for the page's aria-live region when the status changed.
+
+Message: `{"type": "hub.update", "html": "...", "announce": "...", "job":
+"<ns>/<kind>/<name>", "status": "Running", "change": "added|modified|deleted"}`; a job
+group's message adds `"event_rows"`, the new Events rows (sent to the page as a frame of
+their own: see `live.render_event_rows`), and with them `"event_timeline"`, the Events
+tab's timeline in words made again (`live.render_event_timeline`). "added": the first
+message about a job created after the hub started (the job list fetches its table again).
+
+A job seen Succeeded or Failed gets its job history record (`history.HistoryWriter`,
+idempotent per uid, written off the flusher's thread), including the jobs that had
+finished before the hub started. The latest summary of every job stays in `summaries`
+for `/metrics` (training/monitoring/exposition.py). Expired sessions (with their sealed tokens) are
+deleted once a day (`sessions.SessionSweeper`, what `manage.py clearsessions` does).
+
+While the hub cannot see the cluster (every watch failing, or its APIs not read yet), it
+tells open pages so (`status.HubStatus`: `{"type": "hub.status", "state": "down"}` to the
+`hub.status` group, then "up" when it sees again, and the current state every few
+seconds): they show that live updates are paused, and get a fresh snapshot when it sees
+again.
+
+What the hub finds when it starts (or when it starts again) is taken as already seen:
+pages render the current state themselves and the consumer sends a snapshot on connect;
+the hub pushes what changes after that. A send that fails (Redis restarting) is tried
+again a little later with the state current then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import translation
+
+from odh.training.capacity.allocation import held_part
+from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
+from odh.training.cluster.compact import compact
+from odh.training.cluster.watch import ResilientWatch, WatchedResource
+from odh.training.kinds import JobKind
+from odh.training.status.jobindex import JobIndex, JobKey, may_concern_training_job
+from odh.training.status.queries import job_events
+from odh.training.status.summarize import summarize
+from odh.training.status.summary import JobSummary
+from training import diagnoses
+from training.live import pushes as live
+from training.live.hub.cluster import (  # "cluster / queues changed" notices
+    ClusterNotices,
+    queue_notices,
+)
+from training.live.hub.evidence import EvidenceKeeper
+from training.live.hub.groups import job_group, ns_group
+from training.live.hub.history import HistoryWriter
+from training.live.hub.languages import ViewerLanguages, localized
+from training.live.hub.logs import LogHub
+from training.live.hub.probe import ClusterProbe
+from training.live.hub.sessions import SessionSweeper
+from training.live.hub.status import HubStatus
+
+log = logging.getLogger("training.live.hub")
+
+DEBOUNCE_SECONDS = 0.2
+# The first change of a quiet job goes out after this (it gathers what the same write
+# changed at once: a job's status and its pods); changes that follow within DEBOUNCE_SECONDS
+# of a flush wait for the window's end and go out together, but a new status does not wait.
+LEAD_SECONDS = 0.01
+WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
+# a group nobody watched: its unrendered jobs are remembered this long, for a viewer whose
+# interest reaches the hub after its snapshot (a few milliseconds, seconds at worst)
+SKIP_MEMORY = 30.0
+ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
+PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
+SEND_TIMEOUT_SECONDS = 5.0
+RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
+
+PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
+EVENTS = WatchedResource("events")
+QUOTAS = WatchedResource("resourcequotas")
+# the pods of no training job: only their requests are kept, added up for the overview
+OTHER_PODS = WatchedResource("pods", label_selector=f"!{JOB_NAME_LABEL}")
+# Kueue's Workloads, where the cluster serves Kueue: any change tells the queue pages
+WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
+
+
+def job_resource(kind: JobKind) -> WatchedResource:
+    return WatchedResource(kind.plural, kind.group, kind.version)
+
+
+@dataclass
+class _Seen:
+    """What viewers of one job were last sent (or found on their page)."""
+
+    row: tuple | None = None
+    detail: str | None = None
+    status: str | None = None
+    events: dict[str, str] = field(default_factory=dict)  # uid -> resourceVersion
+    retry: float = 0.0
+
+
+def _row_fingerprint(s: JobSummary) -> tuple:
+    return (s.status, s.reason, s.lifecycle_step, s.workers_ready, s.workers_total, s.gpus,
+            s.created_by, s.created, s.started, s.finished)
+
+
+def _detail_fingerprint(s: JobSummary) -> str:
+    values = dataclasses.asdict(s)
+    values.pop("observed_at", None)
+    return repr(values)
+
+
+def _uid(obj: dict) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _rv(obj: dict) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+class Publisher:
+    """Sends group messages on one event loop.
+
+    Channel layers are asyncio code bound to a loop: the in-memory layer's queues must be
+    used on the loop its consumers wait on (the ASGI server's), so the embedded hub sends
+    on that loop; the Redis layer works from any loop, so `runwatcher` gives the hub one
+    of its own.
+    """
+
+    def __init__(self, layer: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.layer = layer
+        self._own = loop is None
+        self.loop = loop or asyncio.new_event_loop()
+        self._thread: threading.Thread | None = None
+        if self._own:
+            self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                            name="hub-publisher")
+            self._thread.start()
+
+    def send(self, group: str, message: dict) -> None:
+        future = asyncio.run_coroutine_threadsafe(self.layer.group_send(group, message),
+                                                  self.loop)
+        try:
+            future.result(SEND_TIMEOUT_SECONDS)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        if self._own:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            if self._thread is not None:
+                self._thread.join(5)
+
+
+class Hub:
+    def __init__(self, client_factory: Callable[[], ClusterClient], publisher: Publisher, *,
+                 debounce: float = DEBOUNCE_SECONDS,
+                 lead: float = LEAD_SECONDS,
+                 watch_timeout: int = WATCH_TIMEOUT_SECONDS,
+                 prime_grace: float = PRIME_GRACE_SECONDS,
+                 refresh_client_factory: Callable[[], ClusterClient] | None = None,
+                 history: HistoryWriter | None = None,
+                 sessions: SessionSweeper | None = None,
+                 evidence: EvidenceKeeper | None = None) -> None:
+        self.client_factory = client_factory
+        self.sessions = sessions  # deletes expired sessions daily (training/live/hub/sessions.py)
+        # after a 401, the watches ask this one for a client with the credentials read again
+        self.refresh_client_factory = refresh_client_factory or client_factory
+        self.history = history
+        # each failed run of a job's container, kept before the cluster deletes it
+        self.evidence = evidence
+        self.publisher = publisher
+        # who watches what in which language: each push rendered once per language read,
+        # only for groups watched (training/live/hub/languages.py)
+        self.languages = ViewerLanguages()
+        self.logs = LogHub(publisher, client_factory,  # live logs: one stream per pod
+                           on_language=self._interest)
+        self.debounce = debounce
+        self.lead = lead
+        self.renders = 0  # pushes rendered (one per message and language)
+        self.watch_timeout = watch_timeout
+        self.prime_grace = prime_grace
+        self.index = JobIndex()
+        self.watches: list[ResilientWatch] = []
+        self.kinds: list[JobKind] = []
+        self.ready = threading.Event()  # watches listed once, pushing changes from now on
+        self.sent = 0
+        self.send_errors = 0
+        self.flushes = 0
+        self.summaries: dict[JobKey, JobSummary] = {}  # the latest of every job, for /metrics
+        self._seen: dict[JobKey, _Seen] = {}
+        # job -> when to flush it, and whether only a new status may flush it then
+        self._dirty: dict[JobKey, tuple[float, bool]] = {}
+        self._flushed: dict[JobKey, float] = {}  # job -> its last flush
+        # group -> jobs whose pushes to it were not rendered (nobody watched), and when
+        self._skipped: dict[str, dict[JobKey, float]] = {}
+        self._forced: set[JobKey] = set()  # to be sent whatever viewers were sent before
+        self._cond = threading.Condition()
+        self._skips_pruned = 0.0
+        self._stop = threading.Event()
+        self._started_at = 0.0
+        self._threads: list[threading.Thread] = []
+        # the admin overview: told (at most every few seconds) that quotas, jobs or pods moved
+        self.cluster = ClusterNotices(self._send, self.ready)
+        # pages showing where jobs stand in Kueue's queues: told when a Workload moved
+        self.queues = queue_notices(self._send, self.ready)
+        self.queue_watch: ResilientWatch | None = None
+        self.other_pods_watch: ResilientWatch | None = None
+        # open pages: told whether the hub sees the cluster (else their updates are paused)
+        self._discovery_failing = False
+        # a server that hangs leaves the watches silent, not failing: asked directly
+        self.probe = ClusterProbe(client_factory, self._reconnect_watches,
+                                  heard=self._last_heard)
+        self.epoch = uuid.uuid4().hex  # this start of the hub (training/live/hub/status.py)
+        self.status = HubStatus(self._send, self.sees_cluster, ready=self.ready.is_set,
+                                epoch=self.epoch)
+
+    # -- life ---------------------------------------------------------------------------------
+    def start(self) -> Hub:
+        """Start in the background; returns at once (discovery and lists happen later)."""
+        if self._threads:
+            return self
+        self._started_at = time.monotonic()
+        self.logs.start()
+        if self.history is not None:
+            self.history.start()
+        if self.evidence is not None:
+            self.evidence.start()
+        if self.sessions is not None:
+            self.sessions.start()
+        self.cluster.start()
+        self.queues.start()
+        self.probe.start()
+        self.status.start()
+        for target, name in ((self._open_watches, "hub-start"), (self._flush_loop, "hub-flush")):
+            thread = threading.Thread(target=target, daemon=True, name=name)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        for w in list(self.watches):
+            w.stop(timeout=0)
+        for w in list(self.watches):
+            w.stop(timeout=10)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(10)
+        self.logs.stop()
+        if self.history is not None:
+            self.history.stop()
+        if self.evidence is not None:
+            self.evidence.stop()
+        if self.sessions is not None:
+            self.sessions.stop()
+        self.cluster.stop()
+        self.queues.stop()
+        for extra in (self.queue_watch, self.other_pods_watch):
+            if extra is not None:
+                extra.stop(timeout=10)
+        self.probe.stop()
+        self.status.stop()
+        self.publisher.close()
+
+    @property
+    def running(self) -> bool:
+        return bool(self._threads) and not self._stop.is_set()
+
+    def sees_cluster(self) -> bool:
+        """Whether the hub learns of changes now: some watch is not failing (a watch that
+        is refused for good, e.g. one kind forbidden, does not make the hub blind), or,
+        before the watches are open, the cluster's APIs could be read."""
+        if self.probe.silent:
+            return False
+        watches = list(self.watches)
+        if watches:
+            return not all(w.failing for w in watches)
+        return not self._discovery_failing
+
+    def _last_heard(self) -> float:
+        """When any watch last heard from the API server (time.monotonic())."""
+        return max((w.heard_at for w in list(self.watches)), default=0.0)
+
+    def _reconnect_watches(self) -> None:
+        for w in list(self.watches):
+            w.reconnect()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the first lists are done, but not while the hub is known not to see
+        the cluster (a page then gets its snapshot at once, and is told updates are
+        paused). True when ready."""
+        deadline = time.monotonic() + timeout
+        while not self.ready.wait(0.1):
+            if self.status.down or time.monotonic() >= deadline or self._stop.is_set():
+                return False
+        return True
+
+    def stats(self) -> dict[str, Any]:
+        return {"ready": self.ready.is_set(), "kinds": [k.kind for k in self.kinds],
+                "watches": [w.stats() for w in self.watches], "index": self.index.counts(),
+                "sees_cluster": self.status.state == "up",
+                "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
+                "dirty": len(self._dirty),  # jobs changed, not yet summarized and sent
+                "logs": self.logs.stats(),
+                "history": self.history.stats() if self.history is not None else None,
+                "evidence": self.evidence.stats() if self.evidence is not None else None}
+
+    def _served_kinds(self) -> list[JobKind]:
+        """The training job kinds the cluster serves, asked until it answers."""
+        delay = 0.5
+        while not self._stop.is_set():
+            try:
+                with self.client_factory() as client:
+                    kinds = client.served_kinds()
+                self._discovery_failing = False
+                return kinds
+            except Exception as e:  # the cluster may not be reachable yet
+                self._discovery_failing = True
+                log.warning("watch hub: cannot read the cluster's APIs (%s); retrying in %.0fs",
+                            e, delay)
+                if self._stop.wait(delay):
+                    break
+                delay = min(delay * 2, 30.0)
+        return []
+
+    def _open_watches(self) -> None:
+        self.kinds = self._served_kinds()
+        if self._stop.is_set():
+            return
+        # kept compact (odh/training/cluster/compact.py: shared strings; pods, Events and quotas
+        # without managedFields, jobs as read): one copy, held by the watch and the index
+        job_compact = functools.partial(compact, keep_managed_fields=True)
+        watches = [(job_resource(k), self._job_handler(k), None, job_compact)
+                   for k in self.kinds]
+        watches += [(PODS, self._pod_handler, None, compact),
+                    (EVENTS, self._handler("events"), may_concern_training_job, compact),
+                    (QUOTAS, self._handler("quotas"), None, compact)]
+        for resource, handler, keep, transform in watches:
+            w = ResilientWatch(self.client_factory(), resource, handler, keep=keep,
+                               timeout_seconds=self.watch_timeout,
+                               client_factory=self.refresh_client_factory,
+                               transform=transform)
+            self.watches.append(w)
+            w.start()
+        log.info("watch hub: watching %s", ", ".join(w.resource.name for w in self.watches))
+        with self._cond:
+            self._cond.notify_all()
+        self._watch_other_pods()
+        self._watch_workloads()
+
+    def _watch_other_pods(self) -> None:
+        """The pods of no training job, for the admin overview's sums only: apart from the
+        job watches (readiness does not wait for it; until it has listed, the overview
+        lists those pods itself), kept as `allocation.held_part`."""
+        watch = ResilientWatch(self.client_factory(), OTHER_PODS, self._other_pod,
+                               timeout_seconds=self.watch_timeout,
+                               client_factory=self.refresh_client_factory,
+                               transform=held_part)
+        self.other_pods_watch = watch.start()
+
+    def _other_pod(self, etype: str, obj: dict) -> None:
+        self.index.apply("other-pods", etype, obj)
+        self.cluster.changed()
+
+    def _watch_workloads(self) -> None:
+        """Kueue's Workloads, if the cluster serves Kueue and the hub may watch them: apart
+        from the job watches (readiness does not wait for it; without it the queue pages
+        fall back to fetching themselves now and then)."""
+        try:
+            with self.client_factory() as client:
+                if client.list_cluster_queues() is None:
+                    return  # no Kueue here
+        except Exception as e:  # refused, or the cluster away: the pages poll instead
+            log.info("watch hub: not watching Kueue's Workloads (%s)", e)
+            return
+        watch = ResilientWatch(self.client_factory(), WORKLOADS,
+                               lambda _etype, _obj: self.queues.changed(),
+                               timeout_seconds=self.watch_timeout,
+                               client_factory=self.refresh_client_factory)
+        self.queue_watch = watch.start()
+        log.info("watch hub: watching %s", WORKLOADS.name)
+
+    def _job_handler(self, kind: JobKind) -> Callable[[str, dict], None]:
+        def handle(etype: str, obj: dict) -> None:
+            self._mark(self.index.apply("jobs", etype, obj, kind), may_move_status=True)
+            self.cluster.changed()
+        return handle
+
+    def _pod_handler(self, etype: str, obj: dict) -> None:
+        before = self.index.pod(_uid(obj)) if self.evidence is not None else None
+        keys = self.index.apply("pods", etype, obj)
+        self._mark(keys)
+        self.cluster.changed()
+        if self.evidence is not None and keys:
+            job = self.index.job_object(sorted(keys)[0])
+            self.evidence.saw(before, None if etype == "DELETED" else obj, job)
+
+    def _handler(self, what: str) -> Callable[[str, dict], None]:
+        def handle(etype: str, obj: dict) -> None:
+            self._mark(self.index.apply(what, etype, obj))
+            if what in ("pods", "quotas"):
+                self.cluster.changed()
+        return handle
+
+    # -- viewers ---------------------------------------------------------------------------
+    def _interest(self, language: str, groups: list[str] | None) -> None:
+        """A consumer names its language and groups: a group watched anew gets, at once, the
+        jobs whose changes it was not sent meanwhile (its snapshot may predate them)."""
+        new = self.languages.seen(language, groups)
+        if not new:
+            return
+        keys: set[JobKey] = set()
+        with self._cond:
+            for group, _language in new:
+                keys |= set(self._skipped.pop(group, {}))
+            self._forced |= keys
+        self._mark(keys)
+
+    def _forget_skipped(self, now: float) -> None:
+        with self._cond:
+            for group in list(self._skipped):
+                kept = {k: t for k, t in self._skipped[group].items() if now - t < SKIP_MEMORY}
+                if kept:
+                    self._skipped[group] = kept
+                else:
+                    del self._skipped[group]
+
+    # -- coalescing ------------------------------------------------------------------------
+    def _mark(self, keys: set[JobKey], delay: float | None = None,
+              may_move_status: bool = False) -> None:
+        """Schedule the flush of `keys`: after `delay` (a retry); else at the leading edge
+        for a quiet job, at the window's end for one flushed within it, or, for a change of
+        the job object (`may_move_status`), at the leading edge to look whether its status
+        moved (only then flushed at once)."""
+        if not keys:
+            return
+        now = time.monotonic()
+        with self._cond:
+            for key in keys:
+                peek = False
+                if delay is not None:
+                    due = now + delay
+                else:
+                    last = self._flushed.get(key)
+                    if last is None or now - last >= self.debounce:
+                        due = now + self.lead
+                    elif may_move_status:
+                        due, peek = now + self.lead, True
+                    else:
+                        due = last + self.debounce
+                # the first change of a burst sets the time; later ones ride along
+                pending = self._dirty.get(key)
+                if pending is None or pending[0] > due:
+                    self._dirty[key] = (due, peek)
+            self._cond.notify()
+
+    def _may_prime(self) -> bool:
+        if not self.watches:
+            return False
+        if all(w.synced.is_set() for w in self.watches):
+            return True
+        if time.monotonic() - self._started_at >= self.prime_grace:
+            late = [w.resource.name for w in self.watches if not w.synced.is_set()]
+            log.warning("watch hub: starting without a first list of %s", ", ".join(late))
+            return True
+        return False
+
+    def _flush_loop(self) -> None:
+        while not self._stop.is_set():
+            prune = False
+            with self._cond:
+                if not self.ready.is_set():
+                    if not self._may_prime():
+                        self._cond.wait(0.1)
+                        continue
+                    due = [(k, False) for k in self._dirty]
+                    self._dirty.clear()
+                else:
+                    now = time.monotonic()
+                    due = [(k, peek) for k, (t, peek) in self._dirty.items() if t <= now]
+                    if not due:
+                        wait = (min(t for t, _peek in self._dirty.values()) - now
+                                if self._dirty else 1.0)
+                        self._cond.wait(max(0.005, min(wait, 1.0)))
+                        continue
+                    for key, _peek in due:
+                        del self._dirty[key]
+                    if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
+                        self._flushed = {k: t for k, t in self._flushed.items()
+                                         if now - t < self.debounce}
+                    if now - self._skips_pruned > SKIP_MEMORY:
+                        self._skips_pruned = prune = now
+            if prune:
+                self._forget_skipped(now)
+                # events of jobs deleted a while ago: no page shows them
+                self.index.forget_orphan_events(datetime.now(UTC) - ORPHAN_EVENTS_KEPT)
+            if not self.ready.is_set():
+                for key, _peek in due:
+                    try:
+                        self._flush(key, send=False)
+                    except Exception:
+                        log.exception("watch hub: could not read %s", "/".join(key))
+                self.ready.set()
+                log.info("watch hub ready: %d jobs, %d pods, %d events", *(
+                    self.index.counts()[k] for k in ("jobs", "pods", "events")))
+                continue
+            for key, peek in due:
+                if self._stop.is_set():
+                    break
+                try:
+                    self._flush(key, send=True, unless_same_status=peek)
+                except Exception:
+                    log.exception("watch hub: could not update %s", "/".join(key))
+
+    # -- one job ------------------------------------------------------------------------------
+    def _flush(self, key: JobKey, send: bool, unless_same_status: bool = False) -> None:
+        """Send what viewers of the job have not seen. `unless_same_status`: a look within
+        a burst; unless the status moved, the flush waits for the window's end."""
+        ns, slug, name = key
+        data = self.index.job_data(key)
+        seen = self._seen.get(key)
+        if data is not None and unless_same_status and seen is not None:
+            said = summarize(data.job, data.pods, None, datetime.now(UTC))
+            if str(said.status) == seen.status:
+                with self._cond:
+                    last = self._flushed.get(key, 0.0)
+                self._mark({key}, delay=max(0.0, last + self.debounce - time.monotonic()))
+                return
+        with self._cond:
+            self._flushed[key] = time.monotonic()
+            forced = key in self._forced
+            self._forced.discard(key)
+        self.flushes += 1
+        if data is None:
+            gone = self.summaries.pop(key, None)
+            if gone is not None and self.history is not None:
+                self.history.forget(gone.uid)
+            if seen is not None:
+                self._seen.pop(key, None)
+                if send:
+                    self._send_deleted(key)
+            return
+        now = datetime.now(UTC)
+        events = job_events(data.kind, data.job, data.pods, data.events)
+        summary = summarize(data.job, data.pods, events, now)
+        diagnosis = diagnoses.object_diagnosis(data.job, data.pods, events, summary)
+        self.summaries[key] = summary
+        if summary.is_finished and self.history is not None:
+            self.history.submit(data.job, summary)
+        row = _row_fingerprint(summary) + ((diagnosis.headline,) if diagnosis else ())
+        detail = _detail_fingerprint(summary)
+        current = {_uid(e): _rv(e) for e in events}
+        # new to viewers until its row reached them (a failed first send is retried as new)
+        added = seen is None or seen.row is None
+        if seen is None:
+            seen = self._seen[key] = _Seen()
+        if not send:
+            seen.row, seen.detail, seen.status, seen.events = row, detail, summary.status, current
+            return
+        failed = False
+        job_ref = f"{ns}/{slug}/{name}"
+        status = str(summary.status)
+        change = "added" if added else "modified"
+        # what the job object alone says: for viewers who may not see its pods or events
+        bare = summarize(data.job, [], None, now)
+
+        @functools.cache
+        def in_language(language: str) -> tuple[JobSummary, Any, JobSummary]:
+            """The summaries and diagnosis in one viewer language (their sentences are
+            written when they are made): the ones above for the site's language."""
+            if language == settings.LANGUAGE_CODE:
+                return summary, diagnosis, bare
+            said = summarize(data.job, data.pods, events, now)
+            return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
+                    summarize(data.job, [], None, now))
+        if row != seen.row or forced:
+            def row_message() -> dict:
+                said, why, said_bare = in_language(translation.get_language())
+                return {"type": "hub.update",
+                        "html": live.render_list_row(said, now, why),
+                        "html_status": live.render_list_row(said_bare, now),
+                        "announce": "", "job": job_ref, "status": status, "change": change}
+            if self._send_localized(ns_group(ns), row_message, key):
+                seen.row = row
+            else:
+                failed = True
+        new_events = events if forced else [
+            e for e in events if seen.events.get(_uid(e)) != _rv(e)]
+        if detail != seen.detail or new_events or forced:
+            changed = status != seen.status
+
+            def job_message() -> dict:
+                said, why, said_bare = in_language(translation.get_language())
+                rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
+                timeline = live.render_event_timeline(data.kind, data.job, data.pods, events,
+                                                      now) if new_events else ""
+                return {"type": "hub.update",
+                        "html": live.render_job_update(said, data.job, data.pods, now, why),
+                        "event_rows": rows, "event_timeline": timeline,
+                        "html_status": live.render_job_status(said_bare, data.job, now),
+                        "announce": live.announcement(said, why) if changed else "",
+                        "announce_status": live.announcement(said_bare) if changed else "",
+                        "job": job_ref, "status": status, "change": change}
+            if self._send_localized(job_group(ns, name), job_message, key):
+                seen.detail, seen.status, seen.events = detail, status, current
+            else:
+                failed = True
+        if failed:
+            seen.retry = min(max(seen.retry * 2, RETRY_SECONDS[0]), RETRY_SECONDS[1])
+            self._mark({key}, delay=seen.retry)
+        else:
+            seen.retry = 0.0
+
+    def _send_deleted(self, key: JobKey) -> None:
+        ns, slug, name = key
+        job_ref = f"{ns}/{slug}/{name}"
+
+        def gone_row() -> dict:
+            html = live.render_deleted_row(ns, slug, name)
+            return {"type": "hub.update", "html": html, "html_status": html, "announce": "",
+                    "job": job_ref, "status": "Deleted", "change": "deleted"}
+
+        def gone_job() -> dict:
+            html = live.render_job_deleted(ns, slug, name)
+            said = live.deletion_announcement(name)
+            return {"type": "hub.update", "html": html, "html_status": html, "announce": said,
+                    "announce_status": said, "job": job_ref, "status": "Deleted",
+                    "change": "deleted"}
+
+        self._send_localized(ns_group(ns), gone_row)
+        self._send_localized(job_group(ns, name), gone_job)
+
+    def _send_localized(self, group: str, message: Callable[[], dict],
+                        key: JobKey | None = None) -> bool:
+        """Render `message` in each language the group's viewers read and send each
+        rendering to that language's group (training/live/hub/languages.py); nothing when
+        nobody watches the group (`key` remembered a while: see `_interest`). True: every
+        send went out (or there was none to make)."""
+        languages = self.languages.for_group(group)
+        if not languages and key is not None:
+            with self._cond:
+                self._skipped.setdefault(group, {})[key] = time.monotonic()
+        sent = True
+        for language in languages:
+            with translation.override(language):
+                rendered = message()
+            self.renders += 1
+            sent = self._send(localized(group, language), rendered) and sent
+        return sent
+
+    def _send(self, group: str, message: dict) -> bool:
+        try:
+            self.publisher.send(group, message)
+        except Exception as e:  # the channel layer is down (Redis restarting) or full
+            self.send_errors += 1
+            log.warning("watch hub: could not send to %s: %s", group, e or type(e).__name__)
+            return False
+        self.sent += 1
+        return True
+
+
+class ProjectUids:
+    """Namespace name -> uid, read with the service account, kept a minute (a project
+    deleted and made again gets its new uid within it)."""
+
+    TTL = 60.0
+
+    def __init__(self, client_factory: Callable[[], ClusterClient]) -> None:
+        self.client_factory = client_factory
+        self._known: dict[str, tuple[float, str]] = {}
+
+    def __call__(self, namespace: str) -> str:
+        known = self._known.get(namespace)
+        if known is not None and time.monotonic() - known[0] < self.TTL:
+            return known[1]
+        try:
+            with self.client_factory() as client:
+                uid = client.namespace_uid(namespace)
+        except Exception as e:
+            log.warning("watch hub: the uid of project %s is unknown: %s", namespace, e)
+            return ""
+        self._known[namespace] = (time.monotonic(), uid)
+        return uid
+
+
+def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
+              record_history: bool = True) -> Hub:
+    """The hub for this process's settings and channel layer."""
+    from channels.layers import get_channel_layer
+
+    from training import cluster
+    layer = get_channel_layer()
+    if layer is None:
+        raise ImproperlyConfigured("the watch hub needs a channel layer (CHANNEL_LAYERS)")
+    # the dashboard's own service-account token (list/watch only), the current one at every
+    # request as the kubelet rotates it; after a 401, the token file read again regardless
+    return Hub(cluster.service_account_client, Publisher(layer, loop),
+               lead=settings.LIVE_PUSH_LEAD_MS / 1000,
+               refresh_client_factory=functools.partial(cluster.service_account_client,
+                                                        refresh=True),
+               history=HistoryWriter(project_uid=ProjectUids(cluster.service_account_client))
+               if record_history else None,
+               sessions=SessionSweeper() if record_history else None,
+               evidence=EvidenceKeeper(cluster.service_account_client)
+               if record_history else None)

@@ -1,0 +1,230 @@
+"""What the wizard knows about a project and says about a draft.
+
+The project's facts (MPIJob names, claims, priority classes, queues, LimitRanges, quotas)
+are read with the person's token; the nodes with the dashboard's service account. The
+verdicts themselves come from `odh.training.validation` and `odh.training.capacity.fit`; this module
+maps them onto the wizard's form fields and shapes them for the templates.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.cache import cache
+from django.utils.translation import gettext as _
+
+from odh.training import errors
+from odh.training.capacity.allocation import room_now
+from odh.training.capacity.fit import FitReport, Fix, check_fit
+from odh.training.capacity.nodes import NodeSize
+from odh.training.capacity.preflight import ProjectFacts, read_project_facts
+from odh.training.capacity.quota import compute_name, resource_title
+from odh.training.checks.syntax import command_text
+from odh.training.cluster.client import ClusterClient, Project
+from odh.training.manifests.totals import number as amount_text
+from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
+from odh.training.spec import MPIJobSpec
+from odh.training.validation import validate_spec
+from training.cluster import client_for_token, cluster_config
+from training.wizard import drafts
+from training.wizard.queue import DEFAULT_QUEUE, with_priorities
+
+log = logging.getLogger("training.wizard")
+
+NODES_CACHE_KEY = "wizard:nodes"
+NODES_TTL = 30
+ROOM_CACHE_KEY = "wizard:room"
+ROOM_TTL = 5
+
+
+def get_project_facts_for_user(client: ClusterClient, namespace: str,
+                                projects: list[Project], name: str = "") -> ProjectFacts:
+    return with_priorities(read_project_facts(
+        client, namespace, visible=namespace in {p.name for p in projects}, name=name))
+
+
+def get_nodes() -> list[dict]:
+    """The cluster's nodes, read with the dashboard's service account (people usually may
+    not list nodes), shared by everyone for a short while."""
+    nodes = cache.get(NODES_CACHE_KEY)
+    if nodes is None:
+        try:
+            with client_for_token(cluster_config().service_account_token) as sa:
+                nodes = sa.list_nodes()
+        except errors.ClusterError as e:
+            log.warning("cannot list nodes with the service account: %s", e.message)
+            return []
+        cache.set(NODES_CACHE_KEY, nodes, NODES_TTL)
+    return nodes
+
+
+def get_room() -> list[NodeSize] | None:
+    """Each node's room now, from the service account's view of the nodes and of every
+    pod, shared by everyone for a few seconds; None when it cannot be read."""
+    room = cache.get(ROOM_CACHE_KEY)
+    if room is None:
+        nodes = get_nodes()
+        pods = every_pod() if nodes else None
+        if pods is None:
+            return None
+        room = room_now(nodes, pods)
+        cache.set(ROOM_CACHE_KEY, room, ROOM_TTL)
+    return room
+
+
+def every_pod() -> list[dict] | None:
+    """Every pod of the cluster, read with the service account (briefly: a page waits on
+    it); None when they cannot be read, which is not "no pods"."""
+    try:
+        with client_for_token(cluster_config().service_account_token) as sa:
+            sa.timeout = (2.0, 5.0)
+            return sa.list_pods()
+    except errors.ClusterError as e:
+        log.info("cannot list every pod with the service account: %s", e.message)
+        return None
+
+
+def gpu_product_choices(nodes: list[dict]) -> list[tuple[str, str]]:
+    """Choices for "GPU type": each nvidia.com/gpu.product label with how much of it exists."""
+    found: dict[str, list[int]] = {}
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        product = labels.get(drafts.GPU_PRODUCT_LABEL)
+        if not product:
+            continue
+        capacity = ((node.get("status") or {}).get("allocatable")
+                    or (node.get("status") or {}).get("capacity") or {})
+        try:
+            gpus = int(parse_quantity(capacity.get(GPU_RESOURCE, "0")))
+        except QuantityError:
+            gpus = 0
+        found.setdefault(product, []).append(gpus)
+    choices = [("", _("Any node (no GPU type required)"))]
+    for product, counts in sorted(found.items()):
+        choices.append((product, _("%(product)s (%(nodes)d nodes, up to %(gpus)d GPUs each)")
+                        % {"product": product, "nodes": len(counts), "gpus": max(counts)}))
+    return choices
+
+
+def _add(messages_: dict, name: str, severity: str, text: str) -> None:
+    entry = messages_.setdefault(name, {"errors": [], "warnings": []})
+    bucket = entry["errors" if severity == "error" else "warnings"]
+    if text not in bucket:
+        bucket.append(text)
+
+
+def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
+              projects: list[Project]) -> tuple[MPIJobSpec, dict]:
+    """The draft's spec and every message about it, keyed by form field name."""
+    read = drafts.spec_from_data(data, base)
+    found: dict[str, dict[str, list[str]]] = {}
+    for name, texts in read.errors.items():
+        for text in texts:
+            _add(found, name, "error", text)
+    try:
+        problems = validate_spec(read.spec, facts.context())
+    except Exception:  # a validator bug must not cost the person their page
+        log.exception("validate_spec failed")
+        problems = []
+    for problem in problems:
+        name = drafts.form_field_for(problem.field)
+        if name in read.errors:
+            continue  # the field could not even be read: that message says it
+        _add(found, name, problem.severity, problem.message)
+    namespace = read.spec.namespace
+    if namespace and not facts.visible:
+        _add(found, "namespace", "error",
+             _("You cannot see the project “%(project)s”: choose one of your projects.")
+             % {"project": namespace})
+    return read.spec, found
+
+
+def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
+                         projects: list[Project]) -> tuple[ProjectFacts, MPIJobSpec, dict]:
+    """The facts of the draft's project (read with the person's client), the draft's spec
+    and every message about it (`check_draft`)."""
+    facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects,
+                                       name=str(data.get("name", "")).strip())
+    spec, found = check_draft(data, base, facts, projects)
+    return facts, spec, found
+
+
+def errors_in(found: dict, step: str) -> dict:
+    return {name: m for name, m in found.items()
+            if m["errors"] and (step == "review" or drafts.step_of(name) == step)}
+
+
+def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
+    """Messages a step shows: all after it was submitted; before, only about what the
+    person has typed (no "required" shouting at an empty page)."""
+    if submitted or step == "review":
+        return found
+    shown = {}
+    for name, m in found.items():
+        value = data.get(name)
+        row = name.split("-")
+        if row[0] in ("env", "volume") and len(row) == 3:
+            value = "row"  # rows exist only when something was typed in them
+        if value not in (None, "", []):
+            shown[name] = m
+    return shown
+
+
+def fit_lines(report: FitReport | None) -> list[dict]:
+    """The quota lines with amounts in the product's words and bar widths (used, this job)."""
+    lines = []
+    for line in report.lines if report else []:
+        unit = compute_name(line.resource)
+        hard = line.hard if line.hard > 0 else None
+        used_pct = min(100, round(100 * line.used / hard)) if hard else 0
+        job_pct = min(100 - used_pct, round(100 * line.requested / hard)) if hard else 100
+        lines.append({"quota": line.quota, "title": resource_title(line.resource),
+                      "requested": amount_text(unit, line.requested),
+                      "used": amount_text(unit, line.used),
+                      "available": amount_text(unit, line.available),
+                      "hard": amount_text(unit, line.hard), "fits": line.fits,
+                      "text": line.text, "used_percent": used_pct, "job_percent": job_pct})
+    return lines
+
+
+def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | None:
+    if not facts.visible or any(m["errors"] for n, m in found.items()
+                                if n in drafts.ESSENTIAL_RESOURCE_FIELDS
+                                or n in ("launcher_cpu", "launcher_memory")):
+        return None
+    try:
+        fit = check_fit(spec, facts.quotas, facts.limit_ranges, get_nodes(), spec.namespace,
+                        room=get_room())
+    except (QuantityError, ValueError, ArithmeticError):
+        return None
+    queues = sorted(facts.local_queues or [])
+    if not fit.fits and not fit.never_fits and queues and not spec.queue_name:
+        # it waits for room: without a queue its Workers start one by one and hold GPUs
+        # while the rest wait; the project's queue starts the whole job at once
+        queue = DEFAULT_QUEUE if DEFAULT_QUEUE in queues else queues[0]
+        fit.fixes.insert(0, Fix(_("Queue it in %(queue)s: Kueue starts the whole job at "
+                                  "once") % {"queue": queue}, {"queue_name": queue}))
+    return fit
+
+
+def fit_context(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> dict:
+    """The resource check's `fit` and `fit_lines`."""
+    fit = fit_for(spec, facts, found)
+    return {"fit": fit, "fit_lines": fit_lines(fit)}
+
+
+def resources_text(cpu: str, memory: str, gpus: int) -> str:
+    try:
+        return format_resources(parse_quantity(cpu) if cpu else None,
+                                parse_quantity(memory) if memory else None, gpus)
+    except QuantityError:
+        return ", ".join(part for part in (cpu and f"{cpu} CPU", memory) if part)
+
+
+def summary(spec: MPIJobSpec) -> dict:
+    return {
+        "launcher": resources_text(spec.launcher_cpu, spec.launcher_memory, 0),
+        "worker": resources_text(spec.cpu_per_worker, spec.memory_per_worker,
+                             spec.gpus_per_worker),
+        "command": command_text(spec.command),
+    }

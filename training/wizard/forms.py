@@ -1,0 +1,190 @@
+"""The create-job wizard's forms: what each step shows, with labels, help and htmx hooks.
+
+The forms render and collect text; they do not decide what is valid. Every message comes
+from `training.wizard.drafts` (fields that cannot be read) and `odh.training.validation` (what is
+wrong with the spec), mapped onto these fields by name, so the wizard says what the SDK and
+the CLI say. Rendering goes through our PatternFly crispy template pack
+(templates/patternfly/field.html).
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from odh.training.checks.names import max_job_name_length
+from odh.training.spec import MPI_IMPLEMENTATIONS
+from training.wizard.drafts import MAX_TEXT
+
+TEXT_ATTRS = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "none"}
+
+
+def _text(label, help_text="", **attrs) -> forms.CharField:
+    return forms.CharField(label=label, help_text=help_text, required=False,
+                           widget=forms.TextInput(attrs={**TEXT_ATTRS, **attrs}))
+
+
+def _number(label, help_text="", minimum: int = 0, **attrs) -> forms.CharField:
+    # type=number for the spinner and the keypad; the form says novalidate, so the server's
+    # messages (which say how to fix a value) are the ones a person reads.
+    return forms.CharField(label=label, help_text=help_text, required=False,
+                           widget=forms.NumberInput(attrs={"min": minimum, "step": 1,
+                                                           "inputmode": "numeric", **attrs}))
+
+
+def _lines(label, help_text="", rows: int = 3, **attrs) -> forms.CharField:
+    return forms.CharField(label=label, help_text=help_text, required=False,
+                           widget=forms.Textarea(attrs={**TEXT_ATTRS, "rows": rows, **attrs}))
+
+
+def _choice(label, choices, help_text="") -> forms.ChoiceField:
+    return forms.ChoiceField(label=label, help_text=help_text, required=False, choices=choices)
+
+
+class WizardStepForm(forms.Form):
+    """A step's fields, bound to the draft's text; messages come from the view."""
+
+    step = ""
+
+    def __init__(self, *args, validate_url: str = "", messages: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # field name -> {"errors": [...], "warnings": [...]}
+        self.field_messages: dict[str, dict[str, list[str]]] = messages or {}
+        for name, bound in self.fields.items():
+            attrs = bound.widget.attrs
+            attrs["aria-describedby"] = f"id_{name}-help id_{name}-message" \
+                if bound.help_text else f"id_{name}-message"
+            if validate_url:
+                live = "change" if isinstance(bound.widget, forms.Select | forms.CheckboxInput) \
+                    else "input changed delay:400ms, change"
+                attrs.update({"hx-post": validate_url, "hx-trigger": live,
+                              "hx-target": f"#id_{name}-message", "hx-swap": "innerHTML",
+                              "hx-include": "closest form", "hx-sync": "this:replace"})
+            if self.field_messages.get(name, {}).get("errors"):
+                attrs["aria-invalid"] = "true"
+
+    def set_choices(self, name: str, choices: list[tuple[str, str]], unknown_label) -> None:
+        """Choices for a select, keeping the draft's current value even when it is not among
+        them (a clone from another project, an import) so the input is never lost."""
+        current = self.data.get(name, "") if self.is_bound else ""
+        values = {value for value, _label in choices}
+        if current and current not in values:
+            choices = [*choices, (current, unknown_label % {"value": current})]
+        self.fields[name].choices = choices
+
+
+class ConfigurationForm(WizardStepForm):
+    step = "configuration"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["name"].help_text = gettext(
+            "Lowercase letters, digits and hyphens, starting with a letter; at most %(limit)d "
+            "characters so every Worker's name fits.") % {"limit": max_job_name_length()}
+        self.fields["name"].widget.attrs["aria-describedby"] = "id_name-help id_name-message"
+
+    namespace = _choice(_("Project"), [], _("The OpenShift project the job runs in; its quota "
+                                           "and storage apply."))
+    name = _text(_("Job name"), "", maxlength=MAX_TEXT, placeholder="bert-finetune")
+    image = _text(_("Training image"), _("The container image with your code and MPI, e.g. "
+                                         "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"),
+                  maxlength=MAX_TEXT)
+    image_pull_secret = _text(_("Image pull secret"), _("For an image in a private registry: "
+                                                      "the name of a pull secret in the "
+                                                      "project. Leave empty for public images."),
+                              maxlength=253, spellcheck="false", autocomplete="off")
+    command = _lines(_("Command"), _("What the Launcher runs, as you would type it in a shell, "
+                                     "e.g. horovodrun -np 4 python /workspace/train.py. Quote "
+                                     "arguments that contain spaces."), rows=3)
+
+
+class ResourcesForm(WizardStepForm):
+    step = "resources"
+
+    workers = _number(_("Number of workers"), _("Pods that run the training, 1 to 100."),
+                      minimum=1)
+    cpu_per_worker = _text(_("CPUs per worker"), _("Whole CPUs (4) or millicores (500m)."))
+    memory_per_worker = _text(_("Memory per worker"), _("With a unit: 16Gi, 512Mi."))
+    gpus_per_worker = _number(_("GPUs per worker"), _("NVIDIA GPUs each Worker gets; 0 for "
+                                                      "CPU-only training."))
+    # -- advanced ----------------------------------------------------------------------------
+    launcher_cpu = _text(_("Launcher CPUs"), _("The Launcher only starts the Workers: 1 CPU is "
+                                               "usually enough."))
+    launcher_memory = _text(_("Launcher memory"), _("e.g. 2Gi."))
+    slots_per_worker = _number(_("Slots per worker"), _("Slots on each Worker (MPI ranks it "
+                                                        "runs); usually one per GPU. Leave empty "
+                                                        "for the default: GPUs per worker, or 1."),
+                               minimum=1)
+    mpi_implementation = _choice(_("MPI implementation"),
+                                 [(m, m) for m in MPI_IMPLEMENTATIONS],
+                                 _("Must match the MPI inside your image."))
+    gpu_product = _choice(_("GPU type"), [], _("Run the Workers on nodes with this GPU model."))
+    node_selector = _lines(_("Node selector"), _("Other node labels the Workers need, one "
+                                                 "key=value per line."), rows=2)
+    tolerations = _lines(_("Tolerations"), _("Taints the pods tolerate, one per line: "
+                                             "key=value:Effect, key:Effect or key (any value)."),
+                         rows=2)
+    priority_class = _choice(_("Priority class"), [], _("Higher priority jobs are scheduled "
+                                                        "first and may preempt others."))
+    queue_name = _choice(_("Kueue queue"), [], _("The LocalQueue that admits the job."))
+    queue_priority = _choice(_("Queue priority"), [], _("Kueue's WorkloadPriorityClass: "
+                                                       "higher priority jobs are admitted "
+                                                       "first and may preempt lower ones."))
+    clean_pod_policy = _choice(
+        _("Clean-pod policy"),
+        [("Running", _("Running: delete pods still running when the job ends")),
+         ("All", _("All: delete every pod when the job ends")),
+         ("None", _("None: keep every pod (and its logs)"))],
+        _("What happens to the Launcher and Workers when the job finishes."))
+    ttl_seconds_after_finished = _number(_("TTL after finished (seconds)"),
+                                         _("Delete the job this long after it finishes. Empty: "
+                                           "keep it."))
+    backoff_limit = _number(_("Backoff limit"), _("How many times the Launcher is retried "
+                                                  "before the job fails. Empty: the default."))
+    launcher_creation_policy = _choice(
+        _("Launcher creation policy"),
+        [("AtStartup", _("AtStartup: start the Launcher with the Workers")),
+         ("WaitForWorkersReady", _("WaitForWorkersReady: start it when every Worker is "
+                                   "ready"))])
+    disable_sidecar_injection = forms.BooleanField(
+        label=_("Disable service-mesh sidecar"), required=False,
+        help_text=_("Recommended: an Istio sidecar blocks MPI's connections between pods."))
+    labels = _lines(_("Labels"), _("Job labels, one key=value per line."), rows=2)
+    annotations = _lines(_("Annotations"), _("Job annotations, one key=value per line."), rows=2)
+
+    ESSENTIALS = ("workers", "cpu_per_worker", "memory_per_worker", "gpus_per_worker")
+
+    def essentials(self):
+        return [self[name] for name in self.ESSENTIALS]
+
+    def advanced(self, *names: str):
+        return [self[name] for name in names if name in self.fields]
+
+
+class ImportForm(forms.Form):
+    manifest = forms.CharField(
+        label=_("Paste an MPIJob manifest (YAML)"), required=False,
+        widget=forms.Textarea(attrs={**TEXT_ATTRS, "rows": 8, "class": "dash-code-input",
+                                     "aria-describedby": "id_manifest-message"}))
+    manifest_file = forms.FileField(
+        label=_("Or upload a YAML file"), required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ".yaml,.yml,application/yaml,text/yaml",
+                                               "aria-describedby": "id_manifest-message"}))
+
+
+class SaveTemplateForm(forms.Form):
+    template_name = forms.CharField(label=_("Template name"), max_length=100,
+                                    widget=forms.TextInput(attrs=TEXT_ATTRS))
+    description = forms.CharField(label=_("Description"), required=False, max_length=2000,
+                                  widget=forms.Textarea(attrs={"rows": 2}))
+    share = forms.ChoiceField(label=_("Who can use it"), initial="personal",
+                              widget=forms.RadioSelect, choices=[])
+
+    def __init__(self, *args, project: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [("personal", _("Only me"))]
+        if project:
+            choices.append(("project", _("Everyone who can see the project %(project)s")
+                            % {"project": project}))
+        self.fields["share"].choices = choices
