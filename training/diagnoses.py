@@ -478,7 +478,7 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         item = {"action": str(s.action), "text": s.text, "command": s.command, "url": "",
                 "primary": False, "note": ""}
         if s.action == Action.FIX:
-            if s.fix is None or summary.kind != MPIJOB:
+            if s.fix is None or not summary.kind.creatable:
                 continue
             item["url"] = (reverse("training-job-new") + "?" + urlencode(
                 {"clone": "/".join(ref), "fix": fix_token(s.fix, summary, token)}))
@@ -499,7 +499,7 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         elif s.action == Action.COMPARE:
             item["url"] = reverse("training-job-compare") + "?" + urlencode(
                 [("job", "/".join(ref)), ("job", s.target)])
-        elif s.action == Action.RETRY and summary.kind == MPIJOB and summary.is_finished:
+        elif s.action == Action.RETRY and summary.kind.creatable and summary.is_finished:
             item["url"] = reverse("training-job-retry", args=ref)
         elif s.action == Action.DISMISS:
             item["url"] = reverse("training-job-diagnosis-dismiss", args=ref)

@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, models
 from django.utils.translation import gettext_lazy as _
 
+from odh.training.kinds import JobKind, creatable_kinds, kind_for_slug
+
 
 class AppendOnlyError(RuntimeError):
     pass
@@ -87,6 +89,11 @@ class AuditEvent(models.Model):
         raise AppendOnlyError("audit events are append-only: they cannot be deleted")
 
 
+def default_draft_kind() -> str:
+    """A new draft creates the first kind the dashboard creates (the MPIJob)."""
+    return creatable_kinds()[0].slug
+
+
 class WizardDraft(models.Model):
     """A create-job wizard in progress: what the person typed, kept server-side.
 
@@ -101,6 +108,8 @@ class WizardDraft(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="wizard_drafts")
     step = models.CharField(max_length=32, default="type")
+    # the slug of the job kind the draft creates (odh.training.kinds)
+    kind = models.CharField(max_length=32, default=default_draft_kind)
     # "" | "clone:<project>/<type>/<name>" | "retry:<project>/<type>/<name>" |
     # "template:<slug or id>" | "import"
     source = models.CharField(max_length=600, blank=True)
@@ -111,6 +120,16 @@ class WizardDraft(models.Model):
 
     class Meta:
         ordering = ["-updated"]
+
+    @property
+    def job_kind(self) -> JobKind:
+        """The kind the draft creates; a kind no longer created here falls back to the
+        first that is."""
+        try:
+            kind = kind_for_slug(self.kind)
+        except KeyError:
+            return creatable_kinds()[0]
+        return kind if kind.creatable else creatable_kinds()[0]
 
     def __str__(self) -> str:
         return f"draft {self.key} of {self.user}: {self.data.get('name', '')!r} at {self.step}"

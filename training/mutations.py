@@ -18,7 +18,7 @@ from django.http import HttpRequest
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
-from odh.training.kinds import MPIJOB, JobKind
+from odh.training.kinds import JobKind
 from odh.training.spec import MPIJobSpec, build_manifest
 from training import audit
 
@@ -31,22 +31,24 @@ def _outcome(e: errors.ClusterError) -> str:
 
 def create(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec, verb: str = "create",
            detail: str = "") -> dict:
-    """Create the MPIJob `spec` describes as the signed-in person (`verb`: create, clone or
-    retry); the created object back. `detail` is kept in the audit row of a success
-    (structured, e.g. "retry_of=<name>": the audit trail is read in every language)."""
+    """Create the job `spec` describes (of the kind it names) as the signed-in person
+    (`verb`: create, clone or retry); the created object back. `detail` is kept in the audit
+    row of a success (structured, e.g. "retry_of=<name>": the audit trail is read in every
+    language)."""
     spec.created_by = request.user.get_username()
     manifest = build_manifest(spec)
+    kind = spec.kind
     try:
-        client.create_job(MPIJOB, spec.namespace, manifest, dry_run=True)
-        created = client.create_job(MPIJOB, spec.namespace, manifest)
+        client.create_job(kind, spec.namespace, manifest, dry_run=True)
+        created = client.create_job(kind, spec.namespace, manifest)
     except errors.Unauthorized:
         raise
     except errors.ClusterError as e:
-        audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, _outcome(e),
+        audit.record(request, verb, kind.kind, spec.namespace, spec.name, _outcome(e),
                      e.message)
         log.info("%s of %s/%s refused: %s", verb, spec.namespace, spec.name, e.message)
         raise
-    audit.record(request, verb, MPIJOB.kind, spec.namespace, spec.name, "success", detail)
+    audit.record(request, verb, kind.kind, spec.namespace, spec.name, "success", detail)
     return created
 
 

@@ -404,7 +404,7 @@ class MPIJob:
         whose status is `status` ("Running", "Failed"...)."""
         client = client or default_client()
         wanted = _phase(status) if status else None
-        summaries = [s for s in client.list_jobs(namespace) if s.kind == MPIJOB
+        summaries = [s for s in client.list_jobs(namespace) if s.kind is cls.kind
                      and (wanted is None or s.status == wanted)]
         namespaces = sorted({s.namespace for s in summaries})
         manifests = {}

@@ -76,7 +76,7 @@ class JobStatus:
     @classmethod
     def from_summary(cls, summary: JobSummary) -> JobStatus:
         workers = [w for w in summary.workers
-                   if summary.kind.slug != "mpijob" or w.role == "Worker"]
+                   if not summary.kind.runs_mpirun or w.role == "Worker"]
         return cls(
             phase=summary.status,
             workers_running=sum(w.status == "Running" for w in workers),

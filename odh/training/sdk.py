@@ -192,7 +192,7 @@ class TrainingClient:
             raise InvalidSpec(problems)
         if not spec.created_by:  # as the dashboard records it
             spec = dataclasses.replace(spec, created_by=self.whoami())
-        return self.cluster.create_job(MPIJOB, spec.namespace, build_manifest(spec),
+        return self.cluster.create_job(spec.kind, spec.namespace, build_manifest(spec),
                                        dry_run=dry_run)
 
     # -- reading -------------------------------------------------------------------------

@@ -1,14 +1,14 @@
 """The MPIJob spec model, and the kubeflow.org/v2beta1 manifest built from it and read back.
 
-The model lives in `odh.training.manifests.model`, the manifest it builds and reads in
-`odh.training.manifests.manifest`; this module offers both under the name people import.
+The model lives in `odh.training.kinds.mpijob.model`, the manifest it builds and reads in
+`odh.training.kinds.mpijob.manifest`; this module offers both under the name people import.
 """
 
 from __future__ import annotations
 
 from odh.training.checks.names import fresh_name
 from odh.training.kinds import CREATED_BY_ANNOTATION, QUEUE_LABEL
-from odh.training.manifests.manifest import (
+from odh.training.kinds.mpijob.manifest import (
     LAST_APPLIED_ANNOTATION,
     SIDECAR_ANNOTATION,
     ManifestError,
@@ -16,7 +16,7 @@ from odh.training.manifests.manifest import (
     clone_spec,
     read_manifest,
 )
-from odh.training.manifests.model import (
+from odh.training.kinds.mpijob.model import (
     CLEAN_POD_POLICIES,
     LAUNCHER,
     LAUNCHER_CREATION_POLICIES,

@@ -1,7 +1,9 @@
-"""The training job kinds and how objects are recognised."""
+"""The training job kinds: how objects are recognised, and that every kind answers the
+questions the pages ask of it (odh/training/kinds/)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -13,6 +15,7 @@ from odh.training.kinds import (
     PYTORCHJOB,
     TFJOB,
     TRAINJOB,
+    creatable_kinds,
     kind_for_object,
     kind_for_slug,
 )
@@ -67,3 +70,104 @@ def test_odh_imports_neither_django_nor_the_app_nor_simcluster():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == ""
+
+
+# -- every kind answers what the pages ask (a new kind without a sample here fails) ---------
+def _pod(name: str, labels: dict, gpus: int = 0) -> dict:
+    resources = {"requests": {"nvidia.com/gpu": str(gpus)}} if gpus else {}
+    return {"metadata": {"name": name, "namespace": "team", "labels": labels},
+            "spec": {"containers": [{"name": "main", "resources": resources}]},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "main", "ready": True, "restartCount": 0,
+                 "state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}}}]}}
+
+
+def _v1_job(kind, roles: dict[str, int]) -> dict:
+    return {"apiVersion": kind.api_version, "kind": kind.kind,
+            "metadata": {"name": "run", "namespace": "team"},
+            "spec": {kind.replica_specs_field: {
+                role: {"replicas": count, "template": {"spec": {"containers": [
+                    {"name": "main", "resources": {} if role == "Launcher" else
+                     {"limits": {"nvidia.com/gpu": "1"}}}]}}}
+                for role, count in roles.items()}}}
+
+
+def _v1_pods(kind, roles: dict[str, int]) -> list[dict]:
+    return [_pod(f"run-{role.lower()}-{i}", {
+        "training.kubeflow.org/job-name": "run",
+        "training.kubeflow.org/operator-name": kind.operator_name,
+        "training.kubeflow.org/replica-type": role.lower(),
+        "training.kubeflow.org/replica-index": str(i)}, gpus=1)
+        for role, count in roles.items() for i in range(count)]
+
+
+def _sample(kind) -> tuple[dict, list[dict], list[tuple[str, int | None]]]:
+    """(a job of this kind, its pods as its operator labels them, (role, index) of each)"""
+    if kind is MPIJOB:
+        job = _v1_job(kind, {"Launcher": 1, "Worker": 2})
+        mpi = {"training.kubeflow.org/job-name": "run",
+               "training.kubeflow.org/operator-name": "mpi-operator"}
+        pods = [_pod("run-launcher-x7k2q", {**mpi, "training.kubeflow.org/job-role": "launcher"}),
+                *(_pod(f"run-worker-{i}", {**mpi, "training.kubeflow.org/job-role": "worker",
+                                           "training.kubeflow.org/replica-index": str(i)},
+                       gpus=1) for i in range(2))]
+        return job, pods, [("Launcher", None), ("Worker", 0), ("Worker", 1)]
+    if kind is PYTORCHJOB:
+        roles = {"Master": 1, "Worker": 2}
+        return (_v1_job(kind, roles), _v1_pods(kind, roles),
+                [("Master", 0), ("Worker", 0), ("Worker", 1)])
+    if kind is TFJOB:
+        roles = {"Chief": 1, "PS": 1, "Worker": 2}
+        return (_v1_job(kind, roles), _v1_pods(kind, roles),
+                [("Chief", 0), ("PS", 0), ("Worker", 0), ("Worker", 1)])
+    if kind is TRAINJOB:
+        job = {"apiVersion": kind.api_version, "kind": kind.kind,
+               "metadata": {"name": "run", "namespace": "team"},
+               "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {
+                   "numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}}}}}
+        pods = [_pod(f"run-node-0-{i}-ab{i}cd", {
+            "jobset.sigs.k8s.io/jobset-name": "run",
+            "jobset.sigs.k8s.io/replicatedjob-name": "node",
+            "batch.kubernetes.io/job-completion-index": str(i)}, gpus=1) for i in range(2)]
+        return job, pods, [("Worker", 0), ("Worker", 1)]
+    raise AssertionError(f"add a sample job of {kind.kind} to this test")
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
+def test_every_kind_answers_what_the_pages_ask(kind):
+    from odh.training.metrics.promql import pod_regex
+    from odh.training.status.summarize import job_pods, summarize
+
+    job, pods, roles = _sample(kind)
+    assert kind_for_object(job) is kind
+    assert kind.lead_role == kind.roles[0]
+    # the pods found, each under its role and index, in the order the pages list them
+    found = job_pods(kind, job, pods)
+    assert [(p.role, p.index) for p in found] == roles
+    # a same-named job of another kind does not take them
+    others = [k for k in KINDS.values() if k.pod_job_label == kind.pod_job_label
+              and k.operator_name and kind.operator_name and k is not kind]
+    for other in others:
+        assert job_pods(other, {**job, "kind": other.kind}, pods) == []
+    # how many pods the spec asks for, and the GPUs of the whole job
+    summary = summarize(job, pods)
+    assert summary.kind is kind
+    assert summary.total == len(roles)
+    assert summary.gpus == sum(1 for p in pods if "nvidia" in str(p["spec"]))
+    # the charts select exactly its pods by name
+    assert all(re.fullmatch(pod_regex(kind, "run"), p["metadata"]["name"]) for p in pods)
+    assert not re.fullmatch(pod_regex(kind, "run"), "run2-worker-0")
+    # a pod not created yet is shown under the name its operator will give it
+    assert re.fullmatch(pod_regex(kind, "run"), kind.placeholder_name("run", "Worker", 3)) \
+        or kind.placeholder_name("run", "Worker", 3).startswith("run-")
+    # what its pages may offer
+    assert isinstance(kind.creatable, bool) and isinstance(kind.runs_mpirun, bool)
+    assert kind.creatable == (kind in creatable_kinds())
+
+
+def test_only_the_mpijob_is_created_here_and_runs_mpirun():
+    assert creatable_kinds() == [MPIJOB]
+    assert [k for k in KINDS.values() if k.runs_mpirun] == [MPIJOB]
+    assert str(MPIJOB.waiting_for_controller) == "Waiting for the MPI Operator"
+    assert str(PYTORCHJOB.waiting_for_controller) == "Waiting for the Training Operator"
+    assert TRAINJOB.waiting_for_controller is None

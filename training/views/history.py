@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 from odh.training import errors
 from odh.training.cluster.access import Access
 from odh.training.cluster.client import ClusterClient, is_namespace_name
-from odh.training.kinds import KINDS, MPIJOB, JobKind
+from odh.training.kinds import KINDS, JobKind
 from odh.training.spec import ManifestError, read_manifest
 from training.cluster import user_client
 from training.models import JobHistory
@@ -80,7 +80,7 @@ def _live_uid(client: ClusterClient, kind: JobKind, project: str, name: str) -> 
 
 def _configuration(record: JobHistory, kind: JobKind) -> dict:
     """What the stored manifest asked for, in the product's words."""
-    if kind == MPIJOB:
+    if kind.creatable:
         try:
             spec = read_manifest(record.spec)
         except ManifestError:
@@ -107,7 +107,7 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
     context = {
         "record": record, "kind": job_kind, "project": project, "name": name,
         "job_exists": live_uid is not None, "same_job": live_uid == record.uid,
-        "newest": newest, "copyable": job_kind == MPIJOB and this_run,
+        "newest": newest, "copyable": job_kind.creatable and this_run,
         **_configuration(record, job_kind),
     }
     return render(request, "training/job_history.html", context)
@@ -133,4 +133,4 @@ def missing_job_history(request: HttpRequest) -> dict:
     record = newest_history(project, kind, name, uid)
     if record is None:
         return {}
-    return {"history": record, "history_kind": kind, "history_clone": kind == MPIJOB}
+    return {"history": record, "history_kind": kind, "history_clone": kind.creatable}

@@ -13,8 +13,8 @@ from typing import Any
 from odh.training.capacity.nodes import NodeSize, free_sizes, node_sizes
 from odh.training.capacity.shares import Share
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount, number
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
 Obj = dict[str, Any]

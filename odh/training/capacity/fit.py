@@ -31,8 +31,8 @@ from odh.training.checks.names import MAX_WORKERS
 from odh.training.checks.rules_job import command_processes, with_processes
 from odh.training.checks.rules_pod import limit_message
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict
 from odh.training.manifests.totals import Totals, cpus, gpus, totals_for, workers_text
+from odh.training.paths import as_dict
 from odh.training.quantity import format_cpu, format_memory
 from odh.training.spec import MPIJobSpec
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict, get_path
 from odh.training.manifests.totals import ZERO, cpus, gpus, number
+from odh.training.paths import as_dict, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from odh.training.i18n import _, ngettext
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, Totals, cpus, gpus, number
 from odh.training.manifests.totals import amount as spec_amount
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 from odh.training.spec import MPIJobSpec
 

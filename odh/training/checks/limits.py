@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 from odh.training.spec import LAUNCHER, WORKER, MPIJobSpec, build_manifest
 

@@ -19,7 +19,7 @@ from odh.training.checks.syntax import (
     shown,
 )
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict, get_path
+from odh.training.paths import as_dict, get_path
 from odh.training.quantity import format_cpu, format_memory
 from odh.training.spec import LAUNCHER, ROLES, MPIJobSpec, build_manifest
 

@@ -23,7 +23,7 @@ from odh.training.cli.output import (
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.durations import format_duration
 from odh.training.i18n import _
-from odh.training.kinds import KINDS, MPIJOB
+from odh.training.kinds import KINDS, kind_for_slug
 from odh.training.logs.logfollow import (
     follow_pod_lines,
     interleaved,
@@ -48,7 +48,7 @@ def _err(text: str) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.verb == "create":
         spec = spec_from_args(args, args.name)
-        if args.kind != MPIJOB.slug:
+        if not kind_for_slug(args.kind).creatable:
             raise UsageError(_("Only MPIJobs are created here (as in the dashboard's wizard): "
                                "odh training create mpijob ..."))
         if args.dry_run == "client":
@@ -132,7 +132,7 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
                                                      "note": fit.waiting_note})
     if args.show_yaml:
         out.write(manifest_yaml(build_manifest(spec)))
-    created = client.cluster.create_job(MPIJOB, spec.namespace, build_manifest(spec),
+    created = client.cluster.create_job(spec.kind, spec.namespace, build_manifest(spec),
                                         dry_run=bool(args.dry_run))
     values = {"project": spec.namespace, "name": spec.name, "totals": totals_text(spec)}
     if args.output:
@@ -145,7 +145,7 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
                     "odh training describe mpijob %(name)s -n %(project)s") % values + "\n")
     if args.wait and not args.dry_run:
         out.flush()
-        return _await(client, spec.name, spec.namespace, MPIJOB.slug, args.timeout, None, out)
+        return _await(client, spec.name, spec.namespace, spec.kind.slug, args.timeout, None, out)
     return OK
 
 

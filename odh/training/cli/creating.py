@@ -12,8 +12,8 @@ from odh.training.capacity.fit import Fix
 from odh.training.checks.findings import FieldError
 from odh.training.checks.syntax import read_pairs
 from odh.training.i18n import _
+from odh.training.kinds.mpijob.model import EnvVar, MPIJobSpec
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
-from odh.training.manifests.model import EnvVar, MPIJobSpec
 from odh.training.quantity import parse_quantity
 
 # what a person typed on the command line, by the spec attribute a finding names

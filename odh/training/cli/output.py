@@ -22,8 +22,7 @@ from odh.training.diagnosis.story import Story, tell
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.i18n import _, ngettext
 from odh.training.jobstatus import JobStatus
-from odh.training.kinds import MPIJOB
-from odh.training.manifests.manifest import ManifestError, read_manifest
+from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
 from odh.training.manifests.totals import totals_for
 from odh.training.quantity import format_cpu, format_memory, format_resources
 from odh.training.status.summary import JobSummary
@@ -117,7 +116,7 @@ def print_list(summaries: list[JobSummary], out: TextIO, now: datetime, *,
 
 def _allocation(job: dict, s: JobSummary) -> list[tuple[str, str]]:
     """CPU, Memory, GPU totals with the per-Worker figure, from the job's manifest."""
-    if s.kind != MPIJOB:
+    if not s.kind.creatable:  # only a kind the dashboard describes reads as a spec
         return [(_("GPU"), str(s.gpus))] if s.gpus else []
     try:
         totals = totals_for(read_manifest(job))
@@ -144,7 +143,7 @@ def _labelled(lines: Iterable[tuple[str, str]], out: TextIO, indent: str = "") -
 
 def _workers_text(s: JobSummary) -> str:
     running = sum(w.status == "Running" for w in s.workers
-                  if s.kind != MPIJOB or w.role == "Worker")
+                  if not s.kind.runs_mpirun or w.role == "Worker")
     return _("%(running)d/%(total)d running") % {"running": running, "total": s.workers_total}
 
 

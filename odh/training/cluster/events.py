@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 
 from odh.training.durations import parse_timestamp
-from odh.training.manifests.paths import as_dict
+from odh.training.paths import as_dict
 
 _SCHEDULING = re.compile(r"\d+/\d+ nodes are available: (?P<reasons>.*?)\.?(?: preemption:.*)?$",
                          re.DOTALL)

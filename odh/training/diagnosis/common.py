@@ -10,8 +10,7 @@ from odh.training.cluster.events import event_time, involved, message
 from odh.training.diagnosis.facts import Facts, LogTail
 from odh.training.diagnosis.model import Evidence
 from odh.training.i18n import _
-from odh.training.kinds import MPIJOB
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.status.pods import ReplicaState, placeholder
 from odh.training.status.summary import JobStatus
@@ -91,7 +90,7 @@ def worker(facts: Facts, index: int) -> ReplicaState:
 
 def worker_for_rank(facts: Facts, rank: int) -> ReplicaState | None:
     """The MPIJob Worker that runs MPI rank `rank` (hosts in order, slots ranks each)."""
-    if facts.s.kind != MPIJOB:
+    if not facts.s.kind.runs_mpirun:
         return None
     return worker(facts, rank // slots_per_worker(facts))
 

@@ -22,7 +22,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.paths import as_dict, as_list, get_path
 
 Obj = dict[str, Any]
 

@@ -31,9 +31,8 @@ from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.diagnosis.netpol import blocking_policies
 from odh.training.durations import format_duration
 from odh.training.i18n import _
-from odh.training.kinds import MPIJOB
-from odh.training.manifests.manifest import SIDECAR_ANNOTATION
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.kinds.mpijob.manifest import SIDECAR_ANNOTATION
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import format_memory
 from odh.training.status.pods import (
     JOB_NAME_LABEL,
@@ -378,7 +377,7 @@ def segfault(facts: Facts) -> Diagnosis | None:
 
 # -- MPI could not reach its Workers ------------------------------------------------------------
 def mpi_communication(facts: Facts) -> Diagnosis | None:
-    if facts.s.kind != MPIJOB:
+    if not facts.s.kind.runs_mpirun:
         return None
     trouble = None
     for tail in launcher_tails(facts):
@@ -493,7 +492,7 @@ def exit_code(facts: Facts) -> Diagnosis | None:
     failed = [r for r in replicas_workers_first(facts)
               if r.exit_code not in (None, 0) and (r.status == "Failed" or r.restarts
                                                    or r.reason in ("Error", "CrashLoopBackOff"))]
-    if facts.s.kind == MPIJOB:
+    if facts.s.kind.runs_mpirun:
         # the Launcher (mpirun) speaks for its ranks; a Worker's sshd exits with it
         failed.sort(key=lambda r: r.role != "Launcher")
     if not failed:

@@ -20,10 +20,10 @@ from odh.training.capacity.quota import compute_name
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import JobFix
 from odh.training.i18n import _, ngettext
-from odh.training.kinds import MPIJOB, kind_for_object
-from odh.training.manifests.manifest import ManifestError, read_manifest
-from odh.training.manifests.paths import as_dict, get_path
+from odh.training.kinds import kind_for_object
+from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
 from odh.training.manifests.totals import amount, gpus
+from odh.training.paths import as_dict, get_path
 from odh.training.quantity import GPU_RESOURCE, format_memory
 from odh.training.spec import MPIJobSpec
 
@@ -38,7 +38,8 @@ _BATCH_FLAGS = ("--batch-size", "--batch_size", "--per_device_train_batch_size",
 
 def spec_of(job: dict) -> MPIJobSpec | None:
     """The job as the wizard describes it (MPIJobs only: the others are not cloned here)."""
-    if kind_for_object(job) != MPIJOB:
+    kind = kind_for_object(job)
+    if kind is None or not kind.creatable:
         return None
     try:
         return read_manifest(job)

@@ -32,7 +32,7 @@ from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.diagnosis.facts import Facts, GpuHolder, LogTail, SimilarRun, Usage
 from odh.training.i18n import _
-from odh.training.kinds import KINDS, MPIJOB
+from odh.training.kinds import KINDS
 from odh.training.logs.progress import parse_progress, progress_source
 from odh.training.metrics.prometheus import PrometheusClient
 from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries, quote
@@ -273,7 +273,7 @@ def _gather(reader: _Reader, facts: Facts, sources: Sources) -> None:
     unscheduled = [r for r in s.replicas if r.reason == "Unschedulable"]
     if failed or troubled or s.status == JobStatus.RUNNING:
         facts.logs = _read_logs(reader, s, facts.pods, sources.logs)
-    mpijob = s.kind == MPIJOB
+    mpijob = s.kind.creatable  # its spec is read: quotas and LimitRanges are weighed
     waiting = s.status == JobStatus.PENDING
     if sources.brief:
         facts.nodes = sources.nodes

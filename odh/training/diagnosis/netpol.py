@@ -7,7 +7,7 @@ what mpirun needs is asked: may the Launcher pod open TCP 22 on the Worker pod?
 
 from __future__ import annotations
 
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.paths import as_dict, as_list, get_path
 
 SSH_PORT = 22
 

@@ -27,8 +27,8 @@ from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.durations import format_duration
 from odh.training.i18n import _, ngettext
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import cpus, gpus, number
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import (
     GPU_RESOURCE,
     QuantityError,

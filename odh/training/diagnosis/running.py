@@ -16,7 +16,7 @@ from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.durations import format_duration
 from odh.training.i18n import _
 from odh.training.logs.progress import progress_source
-from odh.training.manifests.paths import get_path
+from odh.training.paths import get_path
 from odh.training.status.summary import JobStatus
 
 DEFAULT_BACKOFF_LIMIT = 6  # the batch Job's default, which the MPI Operator passes on

@@ -14,7 +14,7 @@ from odh.training.diagnosis.story import QUEUED, STARTING, SUSPENDED, Story, tel
 from odh.training.durations import format_duration
 from odh.training.i18n import LazyText, _
 from odh.training.kinds import QUEUE_LABEL
-from odh.training.manifests.paths import get_path
+from odh.training.paths import get_path
 from odh.training.status.summary import JobStatus, JobSummary
 
 Obj = dict[str, Any]

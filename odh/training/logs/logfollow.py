@@ -21,7 +21,7 @@ import urllib3
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.i18n import _
-from odh.training.kinds import MPIJOB, JobKind
+from odh.training.kinds import JobKind
 from odh.training.logs.logsource import FINISHED, pod_log_state
 from odh.training.logs.logtext import Deduper, Line, split_line
 from odh.training.status.summarize import JobPod, job_pods, summarize
@@ -37,11 +37,11 @@ def pod_for(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
     owner = {"metadata": {"name": name, "namespace": namespace}}  # what its pods carry
     pods = job_pods(kind, owner, cluster.list_job_pods(namespace, name))
     if worker is None:
-        lead = kind.roles[0] if kind.roles else ""
+        lead = kind.lead_role
         found = next((p for p in pods if p.role == lead), None)
-        if found is None and kind != MPIJOB:
+        if found is None and not kind.runs_mpirun:  # an MPIJob's Workers only run sshd
             found = next((p for p in pods if p.role == "Worker" and p.index == 0), None)
-        who = _("Launcher") if kind == MPIJOB else lead
+        who = _("Launcher") if lead == "Launcher" else lead
     else:
         found = next((p for p in pods if p.role == "Worker" and p.index == worker), None)
         who = _("Worker %(index)d") % {"index": worker}
@@ -93,7 +93,6 @@ def pod_expected(cluster: ClusterClient, kind: JobKind, namespace: str, name: st
     """Whether the job (NotFound: there is none) will have that pod: it has not finished
     and its spec has that Worker. A pod it never will have is an error, one it has not made
     yet is not."""
-    from odh.training.status.summarize import expected_replicas
     job = cluster.get_job(kind, namespace, name)
     job.setdefault("apiVersion", kind.api_version)
     job.setdefault("kind", kind.kind)
@@ -102,7 +101,7 @@ def pod_expected(cluster: ClusterClient, kind: JobKind, namespace: str, name: st
     if worker is None:
         return True
     return any(role == "Worker" and worker < count
-               for role, count, _gpus in expected_replicas(kind, job))
+               for role, count, _gpus in kind.expected_replicas(job))
 
 
 def wait_for_pod(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,

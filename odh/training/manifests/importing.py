@@ -25,7 +25,7 @@ import yaml
 
 from odh.training import errors
 from odh.training.i18n import _, ngettext
-from odh.training.kinds import KINDS, MPIJOB
+from odh.training.kinds import KINDS, creatable_kinds, kind_for_object
 from odh.training.manifests.safeyaml import UnsafeYAMLError, load_json, load_yaml_documents
 from odh.training.manifests.structure import structure_problems
 from odh.training.spec import MPIJobSpec, clone_spec, read_manifest
@@ -135,14 +135,15 @@ def _single_object(documents: list[object]) -> dict:
 
 def _check_kind(manifest: dict) -> None:
     kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
+    # the wizard reads the kinds the dashboard creates (the MPIJob; the words say so)
+    wizard_reads = creatable_kinds()
     values = {"kind": str(kind)[:60], "api_version": str(api_version)[:60],
-              "expected": MPIJOB.api_version}
+              "expected": ", ".join(k.api_version for k in wizard_reads)}
     if not kind or not isinstance(kind, str):
         raise ManifestImportError(_("The manifest has no kind: an MPIJob starts with "
                                     "apiVersion: %(expected)s and kind: MPIJob.") % values)
-    if kind != MPIJOB.kind:
-        known = {k.kind for k in KINDS.values()}
-        if kind in known:
+    if not any(k.kind == kind for k in wizard_reads):
+        if any(k.kind == kind for k in KINDS.values()):
             raise ManifestImportError(_(
                 "This is a %(kind)s; the wizard creates MPIJobs: paste an MPIJob manifest "
                 "(apiVersion: %(expected)s, kind: MPIJob), or create the %(kind)s with "
@@ -150,7 +151,8 @@ def _check_kind(manifest: dict) -> None:
         raise ManifestImportError(_(
             "This is a %(kind)s, not an MPIJob: the wizard creates MPIJobs (apiVersion: "
             "%(expected)s, kind: MPIJob).") % values)
-    if api_version != MPIJOB.api_version:
+    found = kind_for_object(manifest)
+    if found is None or not found.creatable:
         raise ManifestImportError(_(
             "This MPIJob is %(api_version)s; the wizard reads %(expected)s: change apiVersion "
             "to %(expected)s (moving any fields that changed between versions, such as "
@@ -193,8 +195,10 @@ def unknown_fields(client: ClusterClient, namespace: str, manifest: dict) -> lis
     """
     if not namespace:
         return []
+    # a manifest the wizard built or read is of a kind it creates
+    kind = kind_for_object(manifest) or creatable_kinds()[0]
     try:
-        client.create_job(MPIJOB, namespace, manifest, dry_run=True, field_validation="Strict")
+        client.create_job(kind, namespace, manifest, dry_run=True, field_validation="Strict")
     except errors.Unauthorized:
         raise
     except errors.ClusterError as e:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from odh.training.manifests.manifest import build_manifest
-from odh.training.manifests.model import MPIJobSpec
+from odh.training.kinds.mpijob.manifest import build_manifest
+from odh.training.kinds.mpijob.model import MPIJobSpec
 
 _REPLICAS = ("spec", "mpiReplicaSpecs")
 

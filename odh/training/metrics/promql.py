@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from odh.training.kinds import MPIJOB, TRAINJOB, JobKind
+from odh.training.kinds import JobKind
 
 ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -165,16 +165,7 @@ def regex_escape(text: str) -> str:
 
 def pod_regex(kind: JobKind, job: str) -> str:
     """A regular expression (RE2, matched whole) for the names of the job's pods."""
-    name = regex_escape(job)
-    if kind == MPIJOB:
-        # the launcher is a batch Job's pod (<job>-launcher-<5 chars>; older operators
-        # named the pod <job>-launcher itself)
-        return rf"{name}-(launcher(-[a-z0-9]{{5}})?|worker-[0-9]+)"
-    if kind == TRAINJOB:
-        # JobSet pods: <job>-<replicated job>-<job index>-<pod index>-<suffix>
-        return rf"{name}-[a-z0-9-]+-[0-9]+-[0-9]+-[a-z0-9]{{5}}"
-    roles = "|".join(r.lower() for r in kind.roles) or "worker"
-    return rf"{name}-({roles})-[0-9]+"
+    return kind.pod_name_regex(regex_escape(job))
 
 
 def quote(value: str) -> str:

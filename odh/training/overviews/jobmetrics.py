@@ -25,8 +25,8 @@ from typing import Any
 
 from odh.training.diagnosis.story import tell
 from odh.training.diagnosis.waiting import DiagnosisOf, WaitReason, objects_only, wait_reason
-from odh.training.manifests.paths import as_dict, get_path
 from odh.training.manifests.totals import amount
+from odh.training.paths import as_dict, get_path
 from odh.training.status.pods import NOT_CREATED, PROBLEM_REASONS, PULL_REASONS
 from odh.training.status.summary import JobStatus, JobSummary
 

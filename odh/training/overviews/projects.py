@@ -13,8 +13,8 @@ from odh.training.capacity.allocation import Holdings, holdings_of, namespace_of
 from odh.training.capacity.quota import compute_name
 from odh.training.capacity.shares import QuotaShare, percent
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict, get_path
 from odh.training.manifests.totals import ZERO, amount, number
+from odh.training.paths import as_dict, get_path
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.status.summary import JobStatus, JobSummary
 

@@ -22,8 +22,8 @@ from typing import Any
 from odh.training.capacity.shares import QuotaShare
 from odh.training.durations import parse_timestamp
 from odh.training.kinds import KINDS
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount, number
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, format_resources
 
 Obj = dict[str, Any]

@@ -26,8 +26,8 @@ from decimal import Decimal
 from typing import Any
 
 from odh.training.i18n import _
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount, number
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, format_resources
 from odh.training.queues.standing import QUEUED, ExpectedStart, QueueStanding, free_quota
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from odh.training.capacity.shares import QuotaShare
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount
+from odh.training.paths import as_dict, as_list, get_path
 
 Obj = dict[str, Any]
 

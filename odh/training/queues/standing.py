@@ -30,8 +30,8 @@ from odh.training.capacity.allocation import pod_requests
 from odh.training.durations import rough_duration
 from odh.training.i18n import _
 from odh.training.kinds import JobKind
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount, number
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, format_resources
 
 Obj = dict[str, Any]

@@ -33,8 +33,8 @@ from odh.training import errors
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, QUEUE_LABEL, JobKind
 from odh.training.logs.progress import hints_from_job, parse_progress, progress_source
-from odh.training.manifests.paths import as_dict, as_list, get_path
 from odh.training.manifests.totals import ZERO, amount
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.queues.standing import (
     ADMITTED,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from odh.training.checks.syntax import command_text
 from odh.training.i18n import _
-from odh.training.kinds import MPIJOB, kind_for_object
-from odh.training.manifests.manifest import ManifestError, read_manifest
-from odh.training.manifests.paths import as_dict, as_list, get_path
+from odh.training.kinds import kind_for_object
+from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.status.pods import role_name
 
 
@@ -89,7 +89,8 @@ def _other_settings(job: dict) -> list[Setting]:
 
 def settings_of(job: dict) -> list[Setting]:
     """A job's settings, in the order the comparison shows them."""
-    if kind_for_object(job) == MPIJOB:
+    kind = kind_for_object(job)
+    if kind is not None and kind.creatable:
         found = _mpijob_settings(job)
         if found is not None:
             return found

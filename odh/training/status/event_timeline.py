@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from odh.training.cluster.events import event_time, involved, message
 from odh.training.i18n import _, ngettext
 from odh.training.kinds import JobKind
-from odh.training.manifests.paths import as_dict
+from odh.training.paths import as_dict
 from odh.training.status.pods import role_and_index, role_name
 
 # a pod's routine start-up, in the order it happens

@@ -11,7 +11,7 @@ from typing import Any
 
 from odh.training.kinds import CREATED_BY_ANNOTATION
 from odh.training.manifests.export import exportable
-from odh.training.manifests.paths import as_dict, get_path
+from odh.training.paths import as_dict, get_path
 from odh.training.status.lifecycle import failure_cause, failure_replica
 from odh.training.status.summary import JobStatus, JobSummary
 

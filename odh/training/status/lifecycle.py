@@ -18,7 +18,6 @@ from odh.training.cluster.events import (
 )
 from odh.training.durations import format_duration
 from odh.training.i18n import LazyText, gettext_lazy
-from odh.training.kinds import MPIJOB, TRAINJOB
 from odh.training.status.pods import CREATING_REASONS, PULL_REASONS, ReplicaState
 from odh.training.status.summary import Condition, JobStatus, JobSummary
 
@@ -105,7 +104,7 @@ def _waiting_for_resources(summary: JobSummary, unschedulable: list[ReplicaState
                       and involved(e).get("name") == first.name]
         text = message(scheduling[-1]) if scheduling else ""
     why = scheduling_reasons(text) if text else ""
-    if summary.kind != MPIJOB:
+    if not summary.kind.runs_mpirun:
         scheduled = sum(r.scheduled for r in summary.replicas if r.exists)
         step = gettext_lazy("Waiting for resources: %(scheduled)d/%(total)d pods scheduled",
                  scheduled=scheduled, total=summary.total)
@@ -160,10 +159,9 @@ def _pending(summary: JobSummary, job_events: list[dict],
     if refused is not None:
         return refused
     replicas = summary.replicas
-    if not summary.conditions and summary.kind != TRAINJOB:
-        if summary.kind == MPIJOB:
-            return gettext_lazy("Waiting for the MPI Operator"), "", ""
-        return gettext_lazy("Waiting for the Training Operator"), "", ""
+    waiting = summary.kind.waiting_for_controller
+    if not summary.conditions and waiting is not None:
+        return waiting, "", ""
     unschedulable = [r for r in replicas if r.exists and r.reason == "Unschedulable"]
     if unschedulable:
         return _waiting_for_resources(summary, unschedulable, pod_events or [])
@@ -182,7 +180,7 @@ def _pending(summary: JobSummary, job_events: list[dict],
             return gettext_lazy("Pulling images (%(ready)d/%(total)d pods ready)", **counts), "", ""
         return (gettext_lazy("Creating containers (%(ready)d/%(total)d pods ready)", **counts),
                 "", "")
-    if summary.kind != MPIJOB:
+    if not summary.kind.runs_mpirun:
         return gettext_lazy("Starting (%(ready)d/%(total)d pods ready)", **counts), "", ""
     if summary.workers_ready < summary.workers_total:
         return (gettext_lazy("Starting Workers (%(ready)d/%(total)d ready)",
@@ -199,7 +197,7 @@ def _running(summary: JobSummary, decisive: Condition | None) -> LazyText:
     problems = [r for r in _workers_first(summary) if r.problem]
     if problems:
         return gettext_lazy("Running with problems: %(problems)s", problems=_describe(problems))
-    if summary.kind == MPIJOB:
+    if summary.kind.runs_mpirun:
         running = sum(r.status == "Running" for r in summary.workers if r.role == "Worker")
         return gettext_lazy("Training (%(running)d/%(total)d Workers running)", running=running,
                  total=summary.workers_total)

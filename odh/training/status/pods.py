@@ -6,18 +6,20 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from odh.training.durations import parse_timestamp
-from odh.training.kinds import MPIJOB, TRAINJOB, JobKind
-from odh.training.manifests.paths import as_dict, as_list
-from odh.training.quantity import GPU_RESOURCE, container_requests
-
-JOB_NAME_LABEL = "training.kubeflow.org/job-name"
-OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
-JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
-REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
-REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+from odh.training.kinds.base import (  # noqa: F401 - the labels' names, known from here
+    COMPLETION_INDEX_LABEL,
+    JOB_NAME_LABEL,
+    JOB_ROLE_LABEL,
+    JOBSET_NAME_LABEL,
+    OPERATOR_NAME_LABEL,
+    REPLICA_INDEX_LABEL,
+    REPLICA_TYPE_LABEL,
+    REPLICATED_JOB_LABEL,
+    JobKind,
+    pod_gpus,
+    role_name,
+)
+from odh.training.paths import as_dict, as_list
 
 NOT_CREATED = "Not created"
 PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName",
@@ -28,11 +30,6 @@ PROBLEM_REASONS = PULL_REASONS | frozenset({
     "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "StartError",
     "DeadlineExceeded", "NodeLost", "UnexpectedAdmissionError", "NodeAffinity",
 })
-# Replica-type label values (lower case on v1 pods) to the names people see.
-_ROLE_NAMES = {"launcher": "Launcher", "worker": "Worker", "master": "Master",
-               "chief": "Chief", "ps": "PS", "evaluator": "Evaluator", "node": "Worker"}
-
-
 @dataclass
 class ReplicaState:
     name: str
@@ -71,31 +68,14 @@ class ReplicaState:
         return self.reason.removeprefix("Init:") in PROBLEM_REASONS
 
 
-def role_name(raw: str) -> str:
-    """"master" (a label value) or "Master" (a spec key) -> "Master"."""
-    return _ROLE_NAMES.get(raw.lower(), raw.replace("-", " ").capitalize())
-
-
 def role_and_index(kind: JobKind, pod: dict) -> tuple[str, int | None]:
     labels = as_dict(as_dict(pod.get("metadata")).get("labels"))
-    if kind == MPIJOB:
-        raw_role = str(labels.get(JOB_ROLE_LABEL, "worker"))
-    elif kind == TRAINJOB:
-        raw_role = str(labels.get(REPLICATED_JOB_LABEL, "node"))
-    else:
-        raw_role = str(labels.get(REPLICA_TYPE_LABEL, labels.get(JOB_ROLE_LABEL, "worker")))
-    role = role_name(raw_role)
+    role = kind.pod_role(labels)
     raw_index = labels.get(REPLICA_INDEX_LABEL, labels.get(COMPLETION_INDEX_LABEL))
     index = int(raw_index) if str(raw_index).isdecimal() else None
     if role == "Launcher":
         index = None
     return role, index
-
-
-def pod_gpus(pod_spec: dict) -> int:
-    """GPUs a pod (or pod template spec) asks for: the sum over its containers."""
-    return int(sum(container_requests(c).get(GPU_RESOURCE, 0)
-                   for c in as_list(pod_spec.get("containers")) if isinstance(c, dict)))
 
 
 def _condition(status: dict, kind: str) -> dict:
@@ -216,21 +196,19 @@ def candidate_pods(kind: JobKind, job: dict, groups: PodGroups) -> list[dict]:
     """The pods `group_pods_by_job` put under this job's name (pods_of_job then checks the
     operator)."""
     meta = as_dict(job.get("metadata"))
-    label = JOBSET_NAME_LABEL if kind == TRAINJOB else JOB_NAME_LABEL
-    return groups.get((label, str(meta.get("namespace") or ""), str(meta.get("name") or "")),
-                      [])
+    key = (kind.pod_job_label, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    return groups.get(key, [])
 
 
 def pods_of_job(kind: JobKind, job: dict, pods: list[dict]) -> list[dict]:
     """The pods that belong to this job, by the labels its operator puts on them."""
     meta = as_dict(job.get("metadata"))
     name, namespace = meta.get("name"), meta.get("namespace")
-    label = JOBSET_NAME_LABEL if kind == TRAINJOB else JOB_NAME_LABEL
     selected = []
     for pod in pods:
         pod_meta = as_dict(pod.get("metadata"))
         labels = as_dict(pod_meta.get("labels"))
-        if labels.get(label) != name:
+        if labels.get(kind.pod_job_label) != name:
             continue
         if namespace and pod_meta.get("namespace") not in (None, namespace):
             continue

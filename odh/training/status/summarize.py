@@ -10,24 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from odh.training.durations import parse_timestamp
-from odh.training.kinds import (
-    CREATED_BY_ANNOTATION,
-    MPIJOB,
-    QUEUE_LABEL,
-    TRAINJOB,
-    JobKind,
-    kind_for_object,
-)
-from odh.training.manifests.paths import as_dict, as_list, get_path
-from odh.training.quantity import GPU_RESOURCE, container_requests
+from odh.training.kinds import CREATED_BY_ANNOTATION, QUEUE_LABEL, JobKind, kind_for_object
+from odh.training.paths import as_dict, as_list, get_path
 from odh.training.status.lifecycle import lifecycle_step
 from odh.training.status.pods import (
     ReplicaState,
     placeholder,
-    pod_gpus,
     pods_of_job,
     replica_from_pod,
-    role_name,
 )
 from odh.training.status.summary import Condition, JobStatus, JobSummary
 
@@ -79,44 +69,13 @@ def decide_status(kind: JobKind, job: dict,
                     # owner it waits to start (waiting.py: "Waiting in the Kueue queue")
                     return JobStatus.PENDING, None
                 return status, condition
-    if kind == TRAINJOB and any(
-            isinstance(j, dict) and (j.get("active") or 0) > 0
-            for j in as_list(get_path(job, ["status", "jobsStatus"]))):
+    if kind.running_without_condition(job):
         return JobStatus.RUNNING, None
     return JobStatus.PENDING, None
 
 
-def expected_replicas(kind: JobKind, job: dict) -> list[tuple[str, int, int]]:
-    """(role, replicas, GPUs per pod) as the job's spec asks for them."""
-    spec = as_dict(job.get("spec"))
-    if kind == TRAINJOB:
-        trainer = as_dict(spec.get("trainer"))
-        nodes = trainer.get("numNodes")
-        resources = {"resources": as_dict(trainer.get("resourcesPerNode"))}
-        gpus = int(container_requests(resources).get(GPU_RESOURCE, 0))
-        return [("Worker", max(0, nodes) if isinstance(nodes, int) else 1, gpus)]
-    expected = []
-    for role, replica in as_dict(spec.get(kind.replica_specs_field)).items():
-        if not isinstance(replica, dict):
-            continue
-        # MPIJob applies Worker replicas 0 in memory; the v1 operators default to 1.
-        default = 0 if kind == MPIJOB and role != "Launcher" else 1
-        count = replica.get("replicas", default)
-        count = max(0, count) if isinstance(count, int) and not isinstance(count, bool) \
-            else default
-        gpus = pod_gpus(as_dict(get_path(replica, ["template", "spec"])))
-        expected.append((role_name(str(role)), count, gpus))
-    return expected
-
-
 def _role_rank(kind: JobKind, role: str) -> int:
     return kind.roles.index(role) if role in kind.roles else len(kind.roles)
-
-
-def _placeholder_name(kind: JobKind, job_name: str, role: str, index: int) -> str:
-    if kind == TRAINJOB:
-        return f"{job_name}-node-0-{index}"
-    return f"{job_name}-{role.lower()}-{index}"
 
 
 def collect_replicas(kind: JobKind, job: dict, pods: list[dict], active: bool,
@@ -130,14 +89,14 @@ def collect_replicas(kind: JobKind, job: dict, pods: list[dict], active: bool,
     launcher = launchers[-1] if launchers else None
     if active:
         present = {(s.role, s.index) for s in others}
-        for role, count, gpus in expected_replicas(kind, job):
+        for role, count, gpus in kind.expected_replicas(job):
             if role == "Launcher":
-                if launcher is None and kind == MPIJOB:
+                if launcher is None and kind.runs_mpirun:  # shown before it exists
                     launcher = placeholder(f"{name}-launcher", "Launcher", None, gpus)
                 continue
             for index in range(count):
                 if (role, index) not in present:
-                    others.append(placeholder(_placeholder_name(kind, name, role, index),
+                    others.append(placeholder(kind.placeholder_name(name, role, index),
                                               role, index, gpus))
     others.sort(key=lambda s: (_role_rank(kind, s.role), s.role,
                                -1 if s.index is None else s.index, s.name))
@@ -205,11 +164,11 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         finished = decisive.last_transition  # an evicted MPIJob gets no completionTime
     launcher, workers, retries = collect_replicas(
         kind, job, pods, active=not terminal and status != JobStatus.SUSPENDED)
-    expected = expected_replicas(kind, job)
+    expected = kind.expected_replicas(job)
     current = [r for r in ([launcher] if launcher else []) + workers if r.exists]
     ready = sum(r.ready for r in current)
     total = sum(count for _, count, _ in expected)
-    if kind == MPIJOB:
+    if kind.runs_mpirun:  # the Launcher is counted apart from the Workers
         workers_total = sum(count for role, count, _ in expected if role == "Worker")
         workers_ready = sum(r.ready for r in current if r.role == "Worker")
     else:

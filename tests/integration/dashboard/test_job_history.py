@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.urls import reverse
 
-from odh.training.manifests.model import MPIJobSpec
+from odh.training.kinds.mpijob.model import MPIJobSpec
 from odh.training.spec import build_manifest
 from tests.html_checks import assert_valid
 from tests.integration.dashboard.wizard.wizard_flow import draft, key_of, step_url

@@ -41,8 +41,8 @@ def _upstream(name: str, failure: str) -> dict:
 
 def _wizards(name: str, failure: str) -> dict:
     """The job the wizard makes of the same manifest (imported, then generated anew)."""
+    from odh.training.kinds.mpijob.manifest import build_manifest
     from odh.training.manifests.importing import parse_manifest_text
-    from odh.training.manifests.manifest import build_manifest
     spec = parse_manifest_text(yaml.safe_dump(_upstream(name, failure)))
     spec.base = None
     spec.namespace = NS

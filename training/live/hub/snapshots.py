@@ -140,14 +140,16 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
     if hub is None:
         return None
     index = hub.index
+    # the kinds the dashboard creates: a project where they may list none of them is refused
     by_slug = {k.slug: k for k in kinds}
+    created_here = {k.slug for k in kinds if k.creatable}
     listing = Listing()
     asked = sorted({k[0] for k in index.job_keys()}) if namespaces is None else namespaces
     allowed: dict[str, set[str]] = {}
     pods_shown: set[str] = set()
     for ns in asked:
         allowed[ns] = {k.slug for k in kinds if may_list(ns, k)}
-        if namespaces is not None and "mpijob" in by_slug and "mpijob" not in allowed[ns]:
+        if namespaces is not None and created_here and not created_here & allowed[ns]:
             listing.forbidden_namespaces.append(ns)
         if may_see_pods(ns):
             pods_shown.add(ns)

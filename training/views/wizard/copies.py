@@ -15,7 +15,7 @@ from odh.training.checks.names import fresh_name, random_suffix
 from odh.training.checks.rules_job import check_name
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import MPIJOB
-from odh.training.manifests.paths import get_path
+from odh.training.paths import get_path
 from odh.training.spec import (
     ManifestError,
     MPIJobSpec,
@@ -44,7 +44,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
                       % {"ref": ref})
     project, kind_slug, name = parts
     kind = kind_or_404(kind_slug)
-    if kind != MPIJOB:
+    if not kind.creatable:
         return only_mpijobs(request, kind, project, name, "clone")
     spec, from_history = get_spec_for_user(request, client, project, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
@@ -146,7 +146,7 @@ def _retry_name_problems(spec: MPIJobSpec, name: str, new_name: str) -> list[str
 @require_http_methods(["GET", "POST"])
 def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
     job_kind = kind_or_404(kind)
-    if job_kind != MPIJOB:
+    if not job_kind.creatable:
         return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
         spec, from_history = get_spec_for_user(request, client, project, name)

@@ -13,7 +13,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from odh.training import errors
-from odh.training.kinds import MPIJOB
 from odh.training.spec import MPIJobSpec, build_manifest
 from training import mutations
 from training.cluster import user_client
@@ -89,7 +88,7 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
             forecast.sentence() + ".", forecast.expected_text() and
             forecast.expected_text() + ".") if part))
     return leave(request, reverse("training-job-detail",
-                                   args=[spec.namespace, MPIJOB.slug, spec.name]))
+                                   args=[spec.namespace, spec.kind.slug, spec.name]))
 
 
 @require_POST

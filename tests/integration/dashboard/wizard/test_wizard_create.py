@@ -27,6 +27,7 @@ NS = "team-nlp"
 def test_the_whole_flow_without_javascript_creates_a_two_worker_mpijob(alice, cluster_jobs,
                                                                     gpu_default):
     key = start(alice)
+    assert WizardDraft.objects.get(key=key).kind == "mpijob"  # a draft records its kind
     name = unique("wiz-create")
     fill(alice, key, name=name, namespace=NS, workers=2, gpus_per_worker=1)
     cluster_jobs.track(NS, name)
@@ -188,3 +189,13 @@ def test_a_built_in_template_fills_the_wizard(alice):
     data = draft(key).data
     assert data["image"] and data["command"].startswith("horovodrun")
     assert draft(key).source == "template:horovod-pytorch"
+
+
+def test_a_draft_of_a_kind_not_created_here_creates_the_one_that_is(alice):
+    """A draft keeps the slug of its kind; one saved for a kind no longer created here (or
+    unknown) does not strand the person: it creates the first kind that is."""
+    draft = WizardDraft.objects.get(key=start(alice))
+    assert draft.job_kind.slug == "mpijob" and draft.job_kind.creatable
+    for slug in ("pytorchjob", "no-such-kind"):
+        draft.kind = slug
+        assert draft.job_kind.slug == "mpijob"

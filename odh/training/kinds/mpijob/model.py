@@ -1,7 +1,7 @@
 """The MPIJob spec model: an MPIJob as a person describes it, free of manifest layout.
 
-`odh.training.manifests.manifest` builds the kubeflow.org/v2beta1 manifest from an `MPIJobSpec` and
-reads one back; `odh.training.spec` offers both under one name.
+`odh.training.kinds.mpijob.manifest` builds the kubeflow.org/v2beta1 manifest from an
+`MPIJobSpec` and reads one back; `odh.training.spec` offers both under one name.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from odh.training.kinds import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, JobKind
+from odh.training.kinds.mpijob.kind import MPIJOB
 
 LAUNCHER, WORKER = "Launcher", "Worker"
 ROLES = (LAUNCHER, WORKER)
@@ -96,6 +98,9 @@ class MPIJobSpec:
     `slots_per_worker` None means the default: GPUs per worker, or 1. `worker_image` ""
     means the Workers run `image` too. `base` is provenance, not part of equality.
     """
+
+    # the kind this spec describes: what creates, lists and audits it ask
+    kind: ClassVar[JobKind] = MPIJOB
 
     name: str = ""
     namespace: str = ""

@@ -16,8 +16,9 @@ import copy
 from collections.abc import Callable
 
 from odh.training.i18n import _
-from odh.training.kinds import CREATED_BY_ANNOTATION, MPIJOB, PRIORITY_LABEL, QUEUE_LABEL
-from odh.training.manifests.model import (
+from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.mpijob.kind import MPIJOB
+from odh.training.kinds.mpijob.model import (
     LAUNCHER,
     ROLES,
     WORKER,
@@ -26,7 +27,7 @@ from odh.training.manifests.model import (
     PVCVolume,
     Toleration,
 )
-from odh.training.manifests.paths import as_dict, as_list, get_path, put_path
+from odh.training.paths import as_dict, as_list, get_path, put_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 
 SIDECAR_ANNOTATION = "sidecar.istio.io/inject"

@@ -1,0 +1,125 @@
+"""What every training job kind answers, so that code elsewhere asks the kind instead of
+comparing kind names: its API, its roles and their names, how its pods are labelled and
+found, how many pods its spec asks for, how its status reads where conditions do not say
+it, and whether the dashboard creates it. A new kind is a module beside this one and a line
+in the registry (`odh.training.kinds`); docs/architecture.md walks through it.
+
+This base answers as the Kubeflow Training Operator's v1 kinds do (PyTorchJob, TFJob):
+replica specs keyed by role, pods labelled with their replica type and index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odh.training.i18n import LazyText, gettext_lazy
+from odh.training.paths import as_dict, as_list, get_path
+from odh.training.quantity import GPU_RESOURCE, container_requests
+
+# Who created a job, as the OpenShift AI dashboard records it on the object.
+CREATED_BY_ANNOTATION = "opendatahub.io/username"
+# The Kueue LocalQueue a job is submitted to, and its WorkloadPriorityClass.
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+# The labels the Kubeflow operators put on a job's pods.
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+# ... and those of a JobSet's (a TrainJob's) pods.
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+
+# Replica-type label values (lower case on v1 pods) to the names people see.
+_ROLE_NAMES = {"launcher": "Launcher", "worker": "Worker", "master": "Master",
+               "chief": "Chief", "ps": "PS", "evaluator": "Evaluator", "node": "Worker"}
+
+
+def role_name(raw: str) -> str:
+    """"master" (a label value) or "Master" (a spec key) -> "Master"."""
+    return _ROLE_NAMES.get(raw.lower(), raw.replace("-", " ").capitalize())
+
+
+def pod_gpus(pod_spec: dict) -> int:
+    """GPUs a pod (or pod template spec) asks for: the sum over its containers."""
+    return int(sum(container_requests(c).get(GPU_RESOURCE, 0)
+                   for c in as_list(pod_spec.get("containers")) if isinstance(c, dict)))
+
+
+@dataclass(frozen=True)
+class JobKind:
+    slug: str  # in URLs and the CLI: /jobs/<project>/mpijob/<name>, `odh training get mpijob`
+    kind: str
+    group: str
+    version: str
+    plural: str
+    label: str  # the name people read
+    # the spec's field of replica specs keyed by role ("" for kinds without one)
+    replica_specs_field: str = ""
+    # the training.kubeflow.org/operator-name of this kind's pods; a pod with another value
+    # belongs to a same-named job of another kind
+    operator_name: str = ""
+    # the roles in the order the job's pages list them; the first is the lead: the pod whose
+    # log tells the run, and the one `odh training logs` follows by default
+    roles: tuple[str, ...] = ()
+    # the dashboard builds, checks, creates, clones, retries and fixes this kind's spec
+    creatable: bool = False
+    # the lead (the Launcher) runs mpirun and the Workers only sshd: the Workers are counted
+    # apart from it, MPI ranks map to Workers, and the Launcher's exit speaks for the ranks
+    runs_mpirun: bool = False
+    # the label on its pods that names the job
+    pod_job_label: str = JOB_NAME_LABEL
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def lead_role(self) -> str:
+        return self.roles[0] if self.roles else "Worker"
+
+    @property
+    def waiting_for_controller(self) -> LazyText | None:
+        """The step of a job that has no condition yet: its operator has not taken it up."""
+        return gettext_lazy("Waiting for the Training Operator")
+
+    def pod_role(self, labels: dict) -> str:
+        """The role of a pod of this kind, from its labels ("Master", "Worker")."""
+        return role_name(str(labels.get(REPLICA_TYPE_LABEL, labels.get(JOB_ROLE_LABEL,
+                                                                           "worker"))))
+
+    def default_replicas(self, role: str) -> int:
+        """The replicas of a role whose spec does not say (the v1 operators default to 1)."""
+        return 1
+
+    def expected_replicas(self, job: dict) -> list[tuple[str, int, int]]:
+        """(role, replicas, GPUs per pod) as the job's spec asks for them."""
+        expected = []
+        for role, replica in as_dict(get_path(job, ["spec", self.replica_specs_field])).items():
+            if not isinstance(replica, dict):
+                continue
+            name = role_name(str(role))
+            default = self.default_replicas(name)
+            count = replica.get("replicas", default)
+            count = max(0, count) if isinstance(count, int) and not isinstance(count, bool) \
+                else default
+            gpus = pod_gpus(as_dict(get_path(replica, ["template", "spec"])))
+            expected.append((name, count, gpus))
+        return expected
+
+    def placeholder_name(self, job_name: str, role: str, index: int) -> str:
+        """The name a pod not created yet is shown under (the name its operator will give it)."""
+        return f"{job_name}-{role.lower()}-{index}"
+
+    def running_without_condition(self, job: dict) -> bool:
+        """Whether the job runs though no condition says so yet."""
+        return False
+
+    def pod_name_regex(self, escaped_name: str) -> str:
+        """A regular expression (RE2, matched whole) for the names of the pods of the job
+        whose name, escaped for RE2, is `escaped_name` (Prometheus selects them by it)."""
+        roles = "|".join(r.lower() for r in self.roles) or "worker"
+        return rf"{escaped_name}-({roles})-[0-9]+"

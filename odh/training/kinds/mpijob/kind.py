@@ -1,0 +1,36 @@
+"""The MPIJob (`kubeflow.org/v2beta1`, the MPI Operator): a Launcher that runs mpirun and
+Workers that run sshd. The one kind the dashboard creates; its spec model and manifest are
+beside this module (model.py, manifest.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odh.training.i18n import LazyText, gettext_lazy
+from odh.training.kinds.base import JOB_ROLE_LABEL, JobKind, role_name
+
+
+@dataclass(frozen=True)
+class MPIJobKind(JobKind):
+    @property
+    def waiting_for_controller(self) -> LazyText | None:
+        return gettext_lazy("Waiting for the MPI Operator")
+
+    def pod_role(self, labels: dict) -> str:
+        return role_name(str(labels.get(JOB_ROLE_LABEL, "worker")))
+
+    def default_replicas(self, role: str) -> int:
+        # the MPI Operator applies Worker replicas 0 in memory
+        return 1 if role == "Launcher" else 0
+
+    def pod_name_regex(self, escaped_name: str) -> str:
+        # the launcher is a batch Job's pod (<job>-launcher-<5 chars>; older operators named
+        # the pod <job>-launcher itself)
+        return rf"{escaped_name}-(launcher(-[a-z0-9]{{5}})?|worker-[0-9]+)"
+
+
+MPIJOB = MPIJobKind(
+    slug="mpijob", kind="MPIJob", group="kubeflow.org", version="v2beta1", plural="mpijobs",
+    replica_specs_field="mpiReplicaSpecs", label="MPIJob", operator_name="mpi-operator",
+    roles=("Launcher", "Worker"), creatable=True, runs_mpirun=True,
+)

@@ -1,0 +1,54 @@
+"""The TrainJob (`trainer.kubeflow.org/v1alpha1`, Kubeflow Trainer v2): a runtime's JobSet of
+batch Jobs, its nodes asked for in `spec.trainer`. Listed, watched and diagnosed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odh.training.i18n import LazyText
+from odh.training.kinds.base import (
+    JOBSET_NAME_LABEL,
+    REPLICATED_JOB_LABEL,
+    JobKind,
+    role_name,
+)
+from odh.training.paths import as_dict, as_list, get_path
+from odh.training.quantity import GPU_RESOURCE, container_requests
+
+
+@dataclass(frozen=True)
+class TrainJobKind(JobKind):
+    @property
+    def waiting_for_controller(self) -> LazyText | None:
+        return None  # the Trainer writes no condition until there is something to say
+
+    def pod_role(self, labels: dict) -> str:
+        # the replicated job's name: "node" (the Workers) or "launcher"
+        return role_name(str(labels.get(REPLICATED_JOB_LABEL, "node")))
+
+    def expected_replicas(self, job: dict) -> list[tuple[str, int, int]]:
+        trainer = as_dict(get_path(job, ["spec", "trainer"]))
+        nodes = trainer.get("numNodes")
+        resources = {"resources": as_dict(trainer.get("resourcesPerNode"))}
+        gpus = int(container_requests(resources).get(GPU_RESOURCE, 0))
+        count = max(0, nodes) if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
+        return [("Worker", count, gpus)]
+
+    def placeholder_name(self, job_name: str, role: str, index: int) -> str:
+        return f"{job_name}-node-0-{index}"
+
+    def running_without_condition(self, job: dict) -> bool:
+        # the JobSet's Jobs run before the Trainer says anything
+        return any(isinstance(j, dict) and (j.get("active") or 0) > 0
+                   for j in as_list(get_path(job, ["status", "jobsStatus"])))
+
+    def pod_name_regex(self, escaped_name: str) -> str:
+        # JobSet pods: <job>-<replicated job>-<job index>-<pod index>-<suffix>
+        return rf"{escaped_name}-[a-z0-9-]+-[0-9]+-[0-9]+-[a-z0-9]{{5}}"
+
+
+TRAINJOB = TrainJobKind(
+    slug="trainjob", kind="TrainJob", group="trainer.kubeflow.org", version="v1alpha1",
+    plural="trainjobs", label="TrainJob", roles=("Launcher", "Worker"),
+    pod_job_label=JOBSET_NAME_LABEL,
+)

@@ -1,0 +1,53 @@
+"""Everything kind-specific lives with its kind (odh/training/kinds/): no product module
+elsewhere compares a job's kind with a kind's name, slug or constant; it asks the kind
+(`JobKind`: creatable, runs_mpirun, lead_role, expected_replicas...)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from odh.training.kinds import KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSTANTS = {"MPIJOB", "PYTORCHJOB", "TFJOB", "TRAINJOB"}
+NAMES = {n for k in KINDS.values() for n in (k.kind, k.slug, k.plural)}
+
+
+def _names_a_kind(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name) and node.id in CONSTANTS:
+        return True
+    if isinstance(node, ast.Attribute):  # kinds.MPIJOB, MPIJOB.kind, MPIJOB.slug
+        return node.attr in CONSTANTS or _names_a_kind(node.value)
+    if isinstance(node, ast.Constant) and node.value in NAMES:
+        return True
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_a_kind(e) for e in node.elts)
+    return False
+
+
+def comparisons_of_kinds(source: str) -> list[int]:
+    """The lines of `source` that compare something with a kind's name or constant."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Compare)
+            and any(_names_a_kind(side) for side in [node.left, *node.comparators])]
+
+
+def test_the_check_finds_a_comparison():
+    assert comparisons_of_kinds("if kind == MPIJOB: pass") == [1]
+    assert comparisons_of_kinds("x = s.kind.slug != 'mpijob'") == [1]
+    assert comparisons_of_kinds("ok = kind in (kinds.TRAINJOB, PYTORCHJOB)") == [1]
+    assert comparisons_of_kinds("if manifest['kind'] != MPIJOB.kind: pass") == [1]
+    assert comparisons_of_kinds("if kind.runs_mpirun: pass") == []
+
+
+def test_no_module_outside_the_kinds_compares_kind_names():
+    kinds = ROOT / "odh" / "training" / "kinds"
+    found = []
+    for top in ("odh", "training", "dashboard"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if kinds in path.parents or "migrations" in path.parts:
+                continue
+            found += [f"{path.relative_to(ROOT)}:{line}"
+                      for line in comparisons_of_kinds(path.read_text())]
+    assert not found, "ask the kind instead (odh/training/kinds/base.py): " + ", ".join(found)
