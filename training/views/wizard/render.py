@@ -243,8 +243,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
                      "template_form": SaveTemplateForm(project=share_in)}
     shown = spec
     if not shown.created_by:
-        shown = MPIJobSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__})
-        shown.created_by = request.user.get_username()
+        shown = dataclasses.replace(spec, created_by=request.user.get_username())
     manifest = None
     try:
         manifest = build_manifest(shown)
