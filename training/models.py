@@ -53,6 +53,8 @@ class AuditEvent(models.Model):
         SUCCESS = "success", _("Success")
         DENIED = "denied", _("Denied")
         FAILED = "failed", _("Failed")
+        # made or removed outside the dashboard (CLI, SDK, kubectl): seen by the watcher
+        SEEN = "seen", _("Seen")
 
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     username = models.CharField(max_length=253, db_index=True)
@@ -276,6 +278,57 @@ class JobHistory(models.Model):
             return cls.objects.none()
         return cls.objects.filter(namespace=name).filter(
             models.Q(project_uid=uid) | models.Q(project_uid=""))
+
+
+class JobState(models.Model):
+    """The status the watchers last recorded for each job (one row per job uid): what a
+    transition is claimed against (training/live/hub/transitions.py). A watcher that sees
+    a job in another status moves the row with a conditional update; only the one whose
+    update changed the row records the transition, so it is recorded once however many
+    watchers saw it. `since` (when the job says the status began) keeps a watcher that is
+    behind from moving the row back."""
+
+    uid = models.CharField(max_length=64, unique=True)
+    namespace = models.CharField(max_length=253)
+    kind = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    status = models.CharField(max_length=16)  # Pending ... Suspended, or "Deleted"
+    since = models.DateTimeField(null=True, blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name} ({self.uid}): {self.status}"
+
+
+class JobTransition(models.Model):
+    """A job moved from one status to another, recorded exactly once: the event the job
+    history (and, next, notifications) are made from. `from_status` "" is a job seen for
+    the first time (created, or there before any watcher ran); `to_status` "Deleted" is a
+    job gone. Never changed but for `audited`."""
+
+    uid = models.CharField(max_length=64, db_index=True)
+    namespace = models.CharField(max_length=253)
+    kind = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    created_by = models.CharField(max_length=253, blank=True)
+    from_status = models.CharField(max_length=16, blank=True)
+    to_status = models.CharField(max_length=16)
+    # when it happened as the job tells it (its condition's time), or when it was seen
+    at = models.DateTimeField()
+    job_created = models.DateTimeField(null=True, blank=True)
+    # the diagnosis headline, in the site's language, where there is one
+    headline = models.CharField(max_length=500, blank=True)
+    recorded = models.DateTimeField(auto_now_add=True, db_index=True)
+    # creations and deletions: whether the audit trail was told (done here, or "seen")
+    audited = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["-recorded", "-id"]
+        indexes = [models.Index(fields=["namespace", "kind", "name"])]
+
+    def __str__(self) -> str:
+        return (f"{self.kind} {self.namespace}/{self.name}: {self.from_status or '(new)'} -> "
+                f"{self.to_status}")
 
 
 class KeptEvidence(models.Model):

@@ -112,10 +112,10 @@ class HubCollector:
                                       "rendered (one per message and viewer language).")
         renders.add_metric([], hub.renders)
         yield renders
-        if hub.history is not None:
-            yield _gauge("job_history_queued", "Finished jobs whose history record is "
-                         "waiting to be written (the database is away).", [],
-                         [((), float(hub.history.stats()["queued"]))])
+        if hub.transitions is not None:
+            yield _gauge("job_history_queued", "Job transitions (with the history records "
+                         "of finished jobs) waiting to be recorded (the database is away).",
+                         [], [((), float(hub.transitions.stats()["queued"]))])
         if not ready:  # half-listed numbers would look like real ones
             return
         items = list(hub.summaries.items())

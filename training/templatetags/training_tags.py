@@ -71,7 +71,8 @@ def status_label(status: object, reason: str = "") -> dict:
 
 
 # audit outcome -> (PatternFly label colour, Font Awesome icon); any other outcome: failed
-OUTCOME_STYLE = {"success": ("green", "fa-check-circle"), "denied": ("orange", "fa-ban")}
+OUTCOME_STYLE = {"success": ("green", "fa-check-circle"), "denied": ("orange", "fa-ban"),
+                 "seen": ("grey", "fa-eye")}  # made or removed outside the dashboard
 FAILED_STYLE = ("red", "fa-exclamation-circle")
 
 

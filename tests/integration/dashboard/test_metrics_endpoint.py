@@ -39,16 +39,17 @@ def hub(demo_cluster, loop):
 
 
 @pytest.fixture(autouse=True)
-def history_writer(hub, transactional_db):
-    """The hub's job history writer, a new one per test, stopped before the test's database
-    is flushed: a record written during the flush makes it fail ("table is locked")."""
-    from training.live.hub.history import HistoryWriter
+def transition_recorder(hub, transactional_db):
+    """The hub's transition recorder (which writes the job history), a new one per test,
+    stopped before the test's database is flushed: a record written during the flush makes
+    it fail ("table is locked")."""
+    from training.live.hub.transitions import TransitionRecorder
 
-    if hub.history is not None:
-        hub.history.stop()
-    hub.history = HistoryWriter().start()
-    yield hub.history
-    hub.history.stop()
+    if hub.transitions is not None:
+        hub.transitions.stop()
+    hub.transitions = TransitionRecorder().start()
+    yield hub.transitions
+    hub.transitions.stop()
 
 
 @pytest.fixture
@@ -230,8 +231,7 @@ def test_failures_and_durations_come_from_the_job_history(hub, demo_cluster, job
     for key, summary in list(hub.summaries.items()):
         data = hub.index.job_data(key)
         if summary.is_finished and data is not None:
-            hub.history.forget(summary.uid)
-            hub.history.submit(data.job, summary)
+            hub.transitions.saw(data.job, summary)
     wait_until(lambda: JobHistory.objects.filter(name="gpt2-finetune").exists(), 30,
                message="gpt2-finetune's record")
     failed = JobHistory.objects.get(name="gpt2-finetune")

@@ -237,6 +237,8 @@ def test_viewers_on_two_web_processes_keep_every_update_through_failures(
 
 def test_a_job_that_finishes_while_runwatcher_is_down_gets_one_history_record(
         deployment, demo_cluster):
+    """... and one event: its transition (seen first finished) recorded once, after two
+    starts, in the PostgreSQL database the two web processes share."""
     watcher = deployment["watcher"]
     name = f"scaled-done-{uuid.uuid4().hex[:5]}"
     watcher.kill()
@@ -259,7 +261,14 @@ def test_a_job_that_finishes_while_runwatcher_is_down_gets_one_history_record(
             return db.execute("SELECT count(*) FROM training_jobhistory WHERE name = %s",
                               (name,)).fetchone()[0]
 
+    def transitions() -> list[tuple[str, str]]:
+        with psycopg.connect(deployment["database_url"]) as db:
+            return db.execute("SELECT from_status, to_status FROM training_jobtransition "
+                              "WHERE name = %s ORDER BY id", (name,)).fetchall()
+
     wait_until(lambda: records() == 1, WAIT, message="the job's history record")
+    assert transitions() == [("", "Succeeded")]
     watcher.kill()
     watcher.start()  # a second start reads the same finished job: still one record
     assert records() == 1
+    assert transitions() == [("", "Succeeded")]

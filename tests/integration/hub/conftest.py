@@ -172,11 +172,11 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
             # a second call (the next browser tab) gets the same hub
             assert loop.call(training.live.hub.ensure_started) is hub
             assert hub.ready.wait(30), hub.stats()
-            # its database writers (job history, evidence, expired sessions) would write from
-            # their threads beside tests that use the test database, which SQLite's shared
-            # in-memory database refuses ('database table is locked'): the tests about them
-            # start writers of their own
-            for part in ("history", "evidence", "sessions"):
+            # its database writers (transitions and history, evidence, expired sessions)
+            # would write from their threads beside tests that use the test database, which
+            # SQLite's shared in-memory database refuses ('database table is locked'): the
+            # tests about them start writers of their own
+            for part in ("transitions", "evidence", "sessions"):
                 writer = getattr(hub, part)
                 if writer is not None:
                     writer.stop()

@@ -1,15 +1,19 @@
-"""The job history the watch hub writes: one record per job uid, however many watchers.
+"""One event per job transition, and the job history written from it: one transition
+record per change of a job's status and one history record per finished job, however many
+watchers, and across restarts.
 
 Against the demo cluster (a Succeeded and a Failed MPIJob, a Succeeded TFJob from before
 the start): two hubs in this process on the test database, then two `runwatcher`
 processes on one database file (SQLite) and on one PostgreSQL database, each time
 started together so that they race on the finished jobs they list first, then on a job
-that finishes while both watch.
+that fails while both watch; then both killed, a job finishing and another deleted while
+nothing watches, and the watchers started again.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -43,18 +47,24 @@ def short_job(name: str) -> dict:
 def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
-    from training.live.hub.history import HistoryWriter
     from training.live.hub.hub import Hub, Publisher
+    from training.live.hub.transitions import TransitionRecorder
 
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
-               history=HistoryWriter())
+               transitions=TransitionRecorder())
 
 
 def _settled(hubs, records: int) -> bool:
     """Both hubs have handled every finished job: one wrote each record, the other
     found it (or wrote it first)."""
-    return all(h.ready.is_set() and h.history.idle() for h in hubs) and \
-        sum(h.history.written + h.history.found for h in hubs) == 2 * records
+    return all(h.ready.is_set() and h.transitions.idle() for h in hubs) and \
+        sum(h.transitions.written + h.transitions.found for h in hubs) == 2 * records
+
+
+def once_each(transitions: list[tuple[str, str, str]]) -> Counter:
+    """(uid, from, to) of the transitions recorded more than once."""
+    counts = Counter(transitions)
+    return Counter({t: n for t, n in counts.items() if n > 1})
 
 
 @pytest.mark.django_db(transaction=True)
@@ -76,8 +86,8 @@ def test_two_hubs_write_one_record_per_finished_job(demo, jobs):
 
         wait_until(lambda: recorded() == expected and _settled(hubs, len(expected)), 60,
                    message=lambda: f"{recorded()} != {expected}; "
-                   f"{[h.stats()['history'] for h in hubs]}")
-        assert sum(h.history.written for h in hubs) == len(expected)
+                   f"{[h.stats()['transitions'] for h in hubs]}")
+        assert sum(h.transitions.written for h in hubs) == len(expected)
         failed = JobHistory.objects.get(outcome="Failed", name="gpt2-finetune")
         assert (failed.namespace, failed.kind) == (NS, "MPIJob")
         assert failed.reason.startswith("BackoffLimitExceeded")
@@ -89,11 +99,20 @@ def test_two_hubs_write_one_record_per_finished_job(demo, jobs):
         new = wait_until(lambda: JobHistory.objects.filter(name="history-new").first(), 60,
                          message="the new job's record")
         wait_until(lambda: _settled(hubs, len(expected) + 1), 60,
-                   message=lambda: str([h.stats()["history"] for h in hubs]))
+                   message=lambda: str([h.stats()["transitions"] for h in hubs]))
         assert JobHistory.objects.filter(uid=new.uid).count() == 1
         assert JobHistory.objects.filter(uid__in=[*expected, new.uid]).count() == \
             len(expected) + 1
-        assert sum(h.history.written for h in hubs) == len(expected) + 1
+        assert sum(h.transitions.written for h in hubs) == len(expected) + 1
+        # one event per transition: its creation, and its end, each once
+        from training.models import JobTransition
+
+        events = list(JobTransition.objects.filter(uid=new.uid).order_by("id").values_list(
+            "uid", "from_status", "to_status"))
+        assert not once_each(events), events
+        assert events[0][1] == "" and [e[2] for e in events][-1] == "Succeeded", events
+        for uid, outcome in expected.items():
+            assert JobTransition.objects.filter(uid=uid, to_status=outcome).count() == 1
         assert (new.outcome, new.kind, new.namespace, new.created_by) == (
             "Succeeded", "MPIJob", NS, "alice")
         assert "status" not in new.spec and new.spec["metadata"]["name"] == "history-new"
@@ -137,7 +156,21 @@ class Database:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(uid, outcome, name) of every history record."""
-        sql = "SELECT uid, outcome, name FROM training_jobhistory"
+        return self.query("SELECT uid, outcome, name FROM training_jobhistory")
+
+    def transitions(self, name: str | None = None) -> list[tuple[str, str, str]]:
+        """(uid, from, to) of every transition recorded (of the jobs called `name`)."""
+        rows = self.query("SELECT uid, from_status, to_status, name FROM "
+                          "training_jobtransition ORDER BY id")
+        return [row[:3] for row in rows if name is None or row[3] == name]
+
+    def audit(self, name: str) -> list[tuple[str, str, str]]:
+        """(verb, outcome, username) of the audit rows about the jobs called `name`."""
+        rows = self.query("SELECT verb, outcome, username, name FROM training_auditevent "
+                          "ORDER BY id")
+        return [row[:3] for row in rows if row[3] == name]
+
+    def query(self, sql: str) -> list[tuple]:
         if self.vendor == "sqlite":
             with sqlite3.connect(self.path, timeout=10) as conn:
                 return list(conn.execute(sql))
@@ -180,6 +213,12 @@ class Watcher:
     def get(self, path: str, token: str | None = WATCHER_TOKEN) -> requests.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return requests.get(f"http://127.0.0.1:{self.port}{path}", headers=headers, timeout=10)
+
+    def kill(self) -> None:
+        """Gone without a word (a node lost, the OOM killer): nothing claimed on the way."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -278,3 +317,51 @@ def test_runwatcher_serves_the_hub_numbers_on_its_metrics_port(two_watchers, dem
                  "mpijob_dashboard_job_duration_seconds_count"):
         assert {k: v for k, v in samples.items() if k[0] == name} == \
             {k: v for k, v in other.items() if k[0] == name}
+
+
+def test_transitions_while_nothing_watched_are_recorded_once_on_the_next_start(
+        two_watchers, demo, jobs, tmp_path):
+    """Both watchers killed; meanwhile a job fails, one is created and finishes, and one is
+    deleted. Started again, one after the other: each of those transitions is recorded
+    once, the history of each finished job once, and the audit trail lists the job made
+    and the job removed outside the dashboard as "seen", with the creator its annotation
+    names."""
+    db, watchers = two_watchers
+    jobs.create(short_job("while-watched"))
+    wait_until(lambda: any(name == "while-watched" for _u, _o, name in db.rows()), 60,
+               message=lambda: f"while-watched recorded: {db.rows()}")
+    doomed = jobs.create(mpijob("fails-unwatched", workers=1, run_seconds=30, annotations={
+        "opendatahub.io/username": "bob", "simcluster.io/failure": "oom",
+        "simcluster.io/failure-after-seconds": "4"}))
+    wait_until(lambda: any(t[0] == doomed["metadata"]["uid"] for t in db.transitions()), 60,
+               message=lambda: f"fails-unwatched seen: {db.transitions('fails-unwatched')}")
+    for watcher in watchers:
+        watcher.kill()
+    jobs.delete("while-watched")
+    made = jobs.create(short_job("made-unwatched"))
+    jobs.wait_condition("made-unwatched", "Succeeded")
+    jobs.wait_condition("fails-unwatched", "Failed", timeout=90)
+
+    uids = {made["metadata"]["uid"], doomed["metadata"]["uid"]}
+    for n, _watcher in enumerate(watchers):  # one, then the other
+        watchers[n] = Watcher(demo, db, tmp_path / f"again-{n}.log")
+        watchers[n].wait_ready()
+        wait_until(lambda: uids <= {u for u, _o, _n in db.rows()} and
+                   any(t[2] == "Deleted" for t in db.transitions("while-watched")), 60,
+                   message=lambda: f"records {db.rows()}, transitions {db.transitions()}")
+    wait_until(lambda: ("create", "seen", "alice") in db.audit("made-unwatched")
+               and ("delete", "seen", "") in db.audit("while-watched"), 60,
+               message=lambda: f"{db.audit('made-unwatched')} {db.audit('while-watched')}")
+
+    transitions = db.transitions()
+    assert not once_each(transitions), transitions
+    assert [t[1:] for t in db.transitions("made-unwatched")] == [("", "Succeeded")]
+    failed = [t[1:] for t in db.transitions("fails-unwatched")]
+    assert failed[-1][1] == "Failed" and len(failed) == len(set(failed)), failed
+    assert [t[2] for t in db.transitions("while-watched")].count("Deleted") == 1
+    assert Counter(uid for uid, _o, _n in db.rows())[doomed["metadata"]["uid"]] == 1
+    assert db.audit("made-unwatched").count(("create", "seen", "alice")) == 1
+    assert db.audit("while-watched").count(("delete", "seen", "")) == 1
+    for watcher in watchers:
+        assert watcher.process.poll() is None, watcher.log()
+        assert "Traceback" not in watcher.log(), watcher.log()

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from training.live.hub.background import Background
 from training.live.hub.groups import CLUSTER_GROUP, QUEUES_GROUP
 
 log = logging.getLogger("training.live.hub")
@@ -36,11 +37,13 @@ def queue_notices(send: Callable[[str, dict], bool], ready: threading.Event) -> 
                           message=QUEUE_MESSAGE)
 
 
-class ClusterNotices:
+class ClusterNotices(Background):
     def __init__(self, send: Callable[[str, dict], bool], ready: threading.Event, *,
                  interval: float = CLUSTER_NOTICE_SECONDS,
                  settle: float = SETTLE_SECONDS, group: str = CLUSTER_GROUP,
                  message: dict | None = None) -> None:
+        super().__init__()
+        self.name = f"hub-{group}"
         self.send = send
         self.group = group
         self.message = message or MESSAGE
@@ -49,23 +52,6 @@ class ClusterNotices:
         self.settle = settle
         self.sent = 0
         self._pending = False
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> ClusterNotices:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, daemon=True,
-                                            name=f"hub-{self.group}")
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(10)
 
     def changed(self) -> None:
         if not self.ready.is_set():
@@ -74,16 +60,16 @@ class ClusterNotices:
             self._pending = True
             self._cond.notify()
 
-    def _loop(self) -> None:
+    def run(self) -> None:
         last = float("-inf")
-        while not self._stop.is_set():
+        while not self.stopping:
             with self._cond:
-                while not self._pending and not self._stop.is_set():
+                while not self._pending and not self.stopping:
                     self._cond.wait(1.0)
-            if self._stop.is_set():
+            if self.stopping:
                 return
             wait = max(self.settle, last + self.interval - time.monotonic())
-            if self._stop.wait(wait):
+            if self.wait(wait):
                 return
             with self._cond:
                 self._pending = False

@@ -16,7 +16,6 @@ whichever watcher sees it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.diagnosis.evidence import TAIL_LINES, Moment, moments
+from training.live.hub.background import Background
 
 log = logging.getLogger("training.live.hub")
 
@@ -45,34 +45,20 @@ def kept_with_orm(job_uid: str, pod: str, container: str, run: int) -> bool:
     return KeptEvidence.kept(job_uid, pod, container, run)
 
 
-class EvidenceKeeper:
+class EvidenceKeeper(Background):
+    name = "hub-evidence"
+
     def __init__(self, client_factory: Callable[[], ClusterClient],
                  keep: Callable[..., bool] = keep_with_orm,
                  kept: Callable[[str, str, str, int], bool] = kept_with_orm) -> None:
+        super().__init__()
         self.client_factory = client_factory
         self.keep = keep
         self.already = kept
         self.kept = 0
         self.errors = 0
         self._queue: deque[tuple[str, str, str, Moment]] = deque(maxlen=QUEUE_MAX)
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
         self._busy = False
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> EvidenceKeeper:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name="hub-evidence")
-            self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
 
     def stats(self) -> dict[str, int]:
         with self._cond:
@@ -106,14 +92,14 @@ class EvidenceKeeper:
         KeptEvidence.objects.filter(at__lt=datetime.now(UTC) - timedelta(days=KEPT_DAYS)
                                     ).delete()
 
-    def _run(self) -> None:
+    def run(self) -> None:
         import time
 
         from django.db import close_old_connections, connection
 
         pruned = float("-inf")  # at the start, then daily
         try:
-            while not self._stop.is_set():
+            while not self.stopping:
                 if time.monotonic() - pruned > PRUNE_SECONDS:
                     pruned = time.monotonic()
                     close_old_connections()

@@ -29,10 +29,12 @@ their own: see `live.render_event_rows`), and with them `"event_timeline"`, the 
 tab's timeline in words made again (`live.render_event_timeline`). "added": the first
 message about a job created after the hub started (the job list fetches its table again).
 
-A job seen Succeeded or Failed gets its job history record (`history.HistoryWriter`,
-idempotent per uid, written off the flusher's thread), including the jobs that had
-finished before the hub started. The latest summary of every job stays in `summaries`
-for `/metrics` (training/monitoring/exposition.py). Expired sessions (with their sealed tokens) are
+Every new status of a job, its creation and its deletion is one job transition
+(`transitions.TransitionRecorder`: claimed in the database off the flusher's thread, so
+recorded once however many hubs or watchers see it, including what changed before the
+hub started); a transition to Succeeded or Failed writes the job's history record. The
+latest summary of every job stays in `summaries` for `/metrics`
+(training/monitoring/exposition.py). Expired sessions (with their sealed tokens) are
 deleted once a day (`sessions.SessionSweeper`, what `manage.py clearsessions` does).
 
 While the hub cannot see the cluster (every watch failing, or its APIs not read yet), it
@@ -82,12 +84,12 @@ from training.live.hub.cluster import (  # "cluster / queues changed" notices
 )
 from training.live.hub.evidence import EvidenceKeeper
 from training.live.hub.groups import job_group, ns_group
-from training.live.hub.history import HistoryWriter
 from training.live.hub.languages import ViewerLanguages, localized
 from training.live.hub.logs import LogHub
 from training.live.hub.probe import ClusterProbe
 from training.live.hub.sessions import SessionSweeper
 from training.live.hub.status import HubStatus
+from training.live.hub.transitions import TransitionRecorder
 
 log = logging.getLogger("training.live.hub")
 
@@ -190,14 +192,15 @@ class Hub:
                  watch_timeout: int = WATCH_TIMEOUT_SECONDS,
                  prime_grace: float = PRIME_GRACE_SECONDS,
                  refresh_client_factory: Callable[[], ClusterClient] | None = None,
-                 history: HistoryWriter | None = None,
+                 transitions: TransitionRecorder | None = None,
                  sessions: SessionSweeper | None = None,
                  evidence: EvidenceKeeper | None = None) -> None:
         self.client_factory = client_factory
         self.sessions = sessions  # deletes expired sessions daily (training/live/hub/sessions.py)
         # after a 401, the watches ask this one for a client with the credentials read again
         self.refresh_client_factory = refresh_client_factory or client_factory
-        self.history = history
+        # one event per job transition, and the job history written from it
+        self.transitions = transitions
         # each failed run of a job's container, kept before the cluster deletes it
         self.evidence = evidence
         self.publisher = publisher
@@ -253,8 +256,8 @@ class Hub:
             return self
         self._started_at = time.monotonic()
         self.logs.start()
-        if self.history is not None:
-            self.history.start()
+        if self.transitions is not None:
+            self.transitions.start()
         if self.evidence is not None:
             self.evidence.start()
         if self.sessions is not None:
@@ -281,8 +284,8 @@ class Hub:
             if thread is not threading.current_thread():
                 thread.join(10)
         self.logs.stop()
-        if self.history is not None:
-            self.history.stop()
+        if self.transitions is not None:
+            self.transitions.stop()
         if self.evidence is not None:
             self.evidence.stop()
         if self.sessions is not None:
@@ -336,7 +339,8 @@ class Hub:
                 "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
                 "dirty": len(self._dirty),  # jobs changed, not yet summarized and sent
                 "logs": self.logs.stats(),
-                "history": self.history.stats() if self.history is not None else None,
+                "transitions": self.transitions.stats() if self.transitions is not None
+                else None,
                 "evidence": self.evidence.stats() if self.evidence is not None else None}
 
     def _served_kinds(self) -> list[JobKind]:
@@ -534,6 +538,9 @@ class Hub:
                         self._flush(key, send=False)
                     except Exception:
                         log.exception("watch hub: could not read %s", "/".join(key))
+                if self.transitions is not None:  # what was deleted while nothing watched
+                    self.transitions.listed({s.uid for s in self.summaries.values()},
+                                            {k.kind for k in self.kinds})
                 self.ready.set()
                 log.info("watch hub ready: %d jobs, %d pods, %d events", *(
                     self.index.counts()[k] for k in ("jobs", "pods", "events")))
@@ -567,8 +574,8 @@ class Hub:
         self.flushes += 1
         if data is None:
             gone = self.summaries.pop(key, None)
-            if gone is not None and self.history is not None:
-                self.history.forget(gone.uid)
+            if gone is not None and self.transitions is not None:
+                self.transitions.gone(gone)
             if seen is not None:
                 self._seen.pop(key, None)
                 if send:
@@ -579,8 +586,9 @@ class Hub:
         summary = summarize(data.job, data.pods, events, now)
         diagnosis = diagnoses.object_diagnosis(data.job, data.pods, events, summary)
         self.summaries[key] = summary
-        if summary.is_finished and self.history is not None:
-            self.history.submit(data.job, summary)
+        if self.transitions is not None:
+            self.transitions.saw(data.job, summary,
+                                 str(diagnosis.headline) if diagnosis is not None else "")
         row = _row_fingerprint(summary) + ((diagnosis.headline,) if diagnosis else ())
         detail = _detail_fingerprint(summary)
         current = {_uid(e): _rv(e) for e in events}
@@ -732,7 +740,8 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                lead=settings.LIVE_PUSH_LEAD_MS / 1000,
                refresh_client_factory=functools.partial(cluster.service_account_client,
                                                         refresh=True),
-               history=HistoryWriter(project_uid=ProjectUids(cluster.service_account_client))
+               transitions=TransitionRecorder(
+                   project_uid=ProjectUids(cluster.service_account_client))
                if record_history else None,
                sessions=SessionSweeper() if record_history else None,
                evidence=EvidenceKeeper(cluster.service_account_client)

@@ -14,12 +14,12 @@ makes it list again), since streams opened before the hang may be dead without k
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
+from training.live.hub.background import Background
 
 log = logging.getLogger("training.live.hub")
 
@@ -28,11 +28,14 @@ SILENT_AFTER_SECONDS = 5.0
 TIMEOUT = (2.0, 2.0)  # connect, read
 
 
-class ClusterProbe:
+class ClusterProbe(Background):
+    name = "hub-probe"
+
     def __init__(self, client_factory: Callable[[], ClusterClient],
                  on_recovered: Callable[[], None], *, every: float = EVERY_SECONDS,
                  silent_after: float = SILENT_AFTER_SECONDS,
                  heard: Callable[[], float] = lambda: 0.0) -> None:
+        super().__init__()
         self.client_factory = client_factory
         self.on_recovered = on_recovered
         self.heard = heard  # when (time.monotonic()) the watches last heard from the server
@@ -42,24 +45,11 @@ class ClusterProbe:
         self.silent_after = silent_after
         self.last_answer = time.monotonic()
         self.failures = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     @property
     def silent(self) -> bool:
         """No answer for `silent_after` seconds: the hub cannot trust what it sees."""
         return time.monotonic() - self.last_answer > self.silent_after
-
-    def start(self) -> ClusterProbe:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, daemon=True, name="hub-probe")
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
 
     def ask(self) -> bool:
         """One probe; True when the API server answered."""
@@ -77,8 +67,8 @@ class ClusterProbe:
             return False
         return True
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
+    def run(self) -> None:
+        while not self.wait(self.every):
             was_silent = self.silent
             self.checks += 1
             if time.monotonic() - self.heard() < self.every or self.ask():

@@ -10,9 +10,10 @@ processes doing it at once is harmless: each deletes what has expired.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from importlib import import_module
+
+from training.live.hub.background import Background
 
 log = logging.getLogger("training.live.hub")
 
@@ -29,30 +30,19 @@ def clear_expired_sessions() -> None:
     import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()
 
 
-class SessionSweeper:
+class SessionSweeper(Background):
+    name = "hub-session-sweeper"
+
     def __init__(self, clear: Callable[[], None] = clear_expired_sessions, *,
                  first_after: float = FIRST_SWEEP_SECONDS,
                  every: float = SWEEP_SECONDS) -> None:
+        super().__init__()
         self.clear = clear
         self.first_after = first_after
         self.every = every
         self.sweeps = 0
         self.errors = 0
         self.last_error = ""
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> SessionSweeper:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name="hub-session-sweeper")
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(10)
 
     def stats(self) -> dict:
         return {"sweeps": self.sweeps, "errors": self.errors, "last_error": self.last_error}
@@ -68,12 +58,12 @@ class SessionSweeper:
             self.sweeps += 1
             log.info("expired sessions cleared")
 
-    def _run(self) -> None:
+    def run(self) -> None:
         from django.db import connection
 
         delay = self.first_after
         try:
-            while not self._stop.wait(delay):
+            while not self.wait(delay):
                 self.sweep()
                 delay = self.every
         finally:

@@ -23,10 +23,10 @@ its page a fresh snapshot.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
+from training.live.hub.background import Background
 from training.live.hub.groups import STATUS_GROUP
 
 log = logging.getLogger("training.live.hub")
@@ -43,11 +43,14 @@ def message(state: str, epoch: str = "") -> dict:
     return {"type": "hub.status", "state": state, "hub": epoch}
 
 
-class HubStatus:
+class HubStatus(Background):
+    name = "hub-status"
+
     def __init__(self, send: Callable[[str, dict], bool], sees: Callable[[], bool], *,
                  grace: float = DOWN_GRACE_SECONDS, every: float = REPEAT_SECONDS,
                  poll: float = POLL_SECONDS, ready: Callable[[], bool] = lambda: True,
                  epoch: str = "") -> None:
+        super().__init__()
         self.send = send
         self.sees = sees  # whether the hub sees the cluster now
         self.ready = ready  # whether it has listed everything
@@ -58,23 +61,10 @@ class HubStatus:
         self.state = UP  # as told to viewers
         self.changes = 0
         self._blind_since: float | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     @property
     def down(self) -> bool:
         return self.state == DOWN
-
-    def start(self) -> HubStatus:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, daemon=True, name="hub-status")
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(10)
 
     def check(self, now: float | None = None) -> bool:
         """Look again; True when the state told to viewers changed."""
@@ -101,11 +91,11 @@ class HubStatus:
             log.info("watch hub: the cluster is in sight again; telling open pages")
         return True
 
-    def _loop(self) -> None:
+    def run(self) -> None:
         last_sent = float("-inf")
         unsent = False
         told_ready = False
-        while not self._stop.wait(self.poll):
+        while not self.wait(self.poll):
             changed = self.check()
             ready = self.ready()
             now = time.monotonic()

@@ -1,0 +1,117 @@
+"""Claiming a job transition in the database (training/live/hub/transitions.py): each change
+of a job's status recorded once, whoever sees it and in whatever order; the history of a
+finished job written with its transition; creations and deletions the dashboard did not
+make told to the audit trail as "seen", once. Run on SQLite here and on PostgreSQL by
+test_on_postgresql.py."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from odh.training.status.summarize import summarize
+from training.live.hub.transitions import (
+    AUDIT_GRACE,
+    Sighting,
+    audit_seen_with_orm,
+    claim_with_orm,
+)
+from training.models import AuditEvent, JobHistory, JobTransition
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _sighting(status: str | None, at: str = "2026-05-01T11:00:00Z", name: str = "bert",
+              uid: str = "uid-bert") -> Sighting:
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": name, "namespace": "team-nlp", "uid": uid,
+                        "creationTimestamp": "2026-05-01T10:00:00Z",
+                        "annotations": {"opendatahub.io/username": "alice"}},
+           "spec": {"mpiReplicaSpecs": {}},
+           "status": {"conditions": [{"type": status, "status": "True", "reason": "x",
+                                      "lastTransitionTime": at}] if status else [],
+                      "startTime": "2026-05-01T10:01:00Z"}}
+    summary = summarize(job, [], [], datetime(2026, 5, 1, 12, tzinfo=UTC))
+    return Sighting.of(job, summary, "Worker 2 was OOMKilled" if status == "Failed" else "")
+
+
+def _events() -> list[tuple[str, str]]:
+    return list(JobTransition.objects.order_by("id").values_list("from_status", "to_status"))
+
+
+def test_it_records_each_new_status_once_and_never_goes_back():
+    pending, running = _sighting(None), _sighting("Running")
+    assert claim_with_orm(pending).transition is not None
+    assert claim_with_orm(pending).transition is None  # the other watcher, or seen again
+    assert claim_with_orm(running).transition is not None
+    assert claim_with_orm(pending).transition is None  # a watcher behind: moves nothing
+    failed = _sighting("Failed", at="2026-05-01T11:30:00Z")
+    claim = claim_with_orm(failed)
+    assert claim.transition is not None and claim.history_written
+    assert claim_with_orm(failed).transition is None
+    assert claim_with_orm(failed.deleted(datetime.now(UTC))).transition is not None
+    assert claim_with_orm(running).transition is None  # deleted stays deleted
+    assert _events() == [("", "Pending"), ("Pending", "Running"), ("Running", "Failed"),
+                         ("Failed", "Deleted")]
+    event = JobTransition.objects.get(to_status="Failed")
+    assert (event.kind, event.namespace, event.name, event.created_by, event.headline) == (
+        "MPIJob", "team-nlp", "bert", "alice", "Worker 2 was OOMKilled")
+    record = JobHistory.objects.get(uid="uid-bert")
+    assert (record.outcome, record.name) == ("Failed", "bert")
+
+
+def test_a_job_first_seen_finished_gets_its_creation_and_its_history_at_once():
+    claim = claim_with_orm(_sighting("Succeeded"))
+    assert claim.history_written
+    assert _events() == [("", "Succeeded")]
+    assert JobHistory.objects.filter(uid="uid-bert").count() == 1
+    # a job never seen before that is gone says nothing
+    gone = _sighting("Running", name="other", uid="uid-other").deleted(datetime.now(UTC))
+    assert claim_with_orm(gone).transition is None
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="SQLite lets one writer in at a time: no race to lose")
+def test_watchers_racing_on_one_transition_record_it_once():
+    claim_with_orm(_sighting("Running"))
+    failed = _sighting("Failed", at="2026-05-01T11:30:00Z")
+    start, claims = threading.Barrier(6), []
+
+    def race() -> None:
+        try:
+            start.wait()
+            claims.append(claim_with_orm(failed))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=race) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sum(c.transition is not None for c in claims) == 1
+    assert sum(c.history_written for c in claims) == 1
+    assert _events() == [("", "Running"), ("Running", "Failed")]
+    assert JobHistory.objects.filter(uid="uid-bert").count() == 1
+
+
+def test_creations_and_deletions_made_elsewhere_are_audited_as_seen_once():
+    made_here = _sighting("Running", name="from-wizard", uid="uid-w")
+    AuditEvent.objects.create(username="alice", project="team-nlp", kind="MPIJob",
+                              name="from-wizard", verb="create", outcome="success")
+    claim_with_orm(made_here)
+    claim_with_orm(_sighting("Running", name="from-kubectl", uid="uid-k"))
+    claim_with_orm(_sighting("Running", name="from-kubectl", uid="uid-k").deleted(
+        datetime.now(UTC)))
+    # not before the dashboard had time to write its own row
+    assert audit_seen_with_orm(datetime.now(UTC)) == 0
+    later = datetime.now(UTC) + AUDIT_GRACE + timedelta(seconds=1)
+    assert audit_seen_with_orm(later) == 2
+    assert audit_seen_with_orm(later) == 0  # told once
+    seen = list(AuditEvent.objects.filter(outcome="seen").order_by("id").values_list(
+        "verb", "name", "username"))
+    assert seen == [("create", "from-kubectl", "alice"), ("delete", "from-kubectl", "")]
+    assert not AuditEvent.objects.filter(name="from-wizard", outcome="seen").exists()

@@ -1,0 +1,127 @@
+"""The hub's transition recorder (training/live/hub/transitions.py) with a stand-in
+database: what it hands to the claim, and how it copes with a database that refuses."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+from odh.training.status.summarize import summarize
+from tests.waiting import wait_until
+from training.live.hub.transitions import DELETED, Claim, Sighting, TransitionRecorder
+
+
+def _job(name: str, status: str | None = None, at: str = "2026-05-01T11:00:00Z"):
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": name, "namespace": "team-nlp", "uid": f"uid-{name}",
+                        "creationTimestamp": "2026-05-01T10:00:00Z"},
+           "spec": {"mpiReplicaSpecs": {}},
+           "status": {"conditions": [{"type": status, "status": "True", "reason": "x",
+                                      "lastTransitionTime": at}] if status else []}}
+    return job, summarize(job, [], [], datetime(2026, 5, 1, 12, tzinfo=UTC))
+
+
+class FlakyDatabase:
+    """Keeps the last status per uid like JobState; refuses the first `failures` claims."""
+
+    def __init__(self, failures: int = 0, rows: dict[str, Sighting] | None = None) -> None:
+        self.failures = failures
+        self.state: dict[str, str] = {}
+        self.transitions: list[tuple[str, str, str]] = []
+        self.rows = rows or {}
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def claim(self, sighting: Sighting, **_bound) -> Claim:
+        with self.lock:
+            self.calls += 1
+            if self.failures:
+                self.failures -= 1
+                raise ConnectionError("the database is restarting")
+            before = self.state.get(sighting.uid, "")
+            if before == sighting.status or (not before and sighting.status == DELETED):
+                return Claim()
+            self.state[sighting.uid] = sighting.status
+            self.transitions.append((sighting.name, before, sighting.status))
+            return Claim(transition=type("T", (), {"from_status": before})(),
+                         history_written=sighting.status in ("Succeeded", "Failed"))
+
+    def known(self) -> dict[str, str]:
+        with self.lock:
+            return dict(self.state)
+
+    def recorded_of_kinds(self, kinds) -> list[Sighting]:
+        return [s for s in self.rows.values() if s.kind in kinds]
+
+
+def _recorder(db: FlakyDatabase) -> TransitionRecorder:
+    return TransitionRecorder(db.claim, audit_seen=None, known=db.known,
+                              recorded_of_kinds=db.recorded_of_kinds).start()
+
+
+def test_each_new_status_is_claimed_once_however_often_it_is_seen():
+    db = FlakyDatabase()
+    recorder = _recorder(db)
+    try:
+        for _ in range(3):
+            recorder.saw(*_job("a"))  # Pending, three flushes
+        wait_until(lambda: recorder.idle() and db.transitions == [("a", "", "Pending")])
+        calls = db.calls
+        recorder.saw(*_job("a"))  # known: not handed to the database again
+        assert recorder.idle() and db.calls == calls
+        recorder.saw(*_job("a", "Running"))
+        wait_until(lambda: recorder.idle() and db.transitions[-1] == ("a", "Pending", "Running"))
+        job, summary = _job("a", "Failed", at="2026-05-01T11:30:00Z")
+        recorder.saw(job, summary, "Worker 2 was OOMKilled")
+        wait_until(lambda: recorder.idle() and db.transitions[-1] == ("a", "Running", "Failed"))
+        stats = recorder.stats()
+        assert stats["written"] == 1 and stats["queued"] == 0
+        recorder.gone(summary)
+        wait_until(lambda: recorder.idle() and db.transitions[-1] == ("a", "Failed", DELETED))
+    finally:
+        recorder.stop()
+
+
+def test_a_claim_the_database_refused_is_tried_again_with_the_latest_sighting():
+    db = FlakyDatabase(failures=2)
+    recorder = _recorder(db)
+    try:
+        recorder.saw(*_job("b", "Failed"))
+        wait_until(lambda: db.transitions == [("b", "", "Failed")], 30,
+                   message=lambda: str(recorder.stats()))
+        stats = recorder.stats()
+        assert stats["errors"] == 2 and stats["written"] == 1 and stats["queued"] == 0
+        assert "restarting" in stats["last_error"]
+    finally:
+        recorder.stop()
+
+
+def test_a_job_recorded_but_not_listed_was_deleted_while_nothing_watched():
+    _job_a, kept = _job("kept", "Running")
+    _job_b, vanished = _job("vanished", "Running")
+    db = FlakyDatabase(rows={s.uid: Sighting.of({}, s) for s in (kept, vanished)})
+    db.state = {kept.uid: "Running", vanished.uid: "Running"}
+    recorder = _recorder(db)
+    try:
+        recorder.listed({kept.uid}, {"MPIJob"})
+        wait_until(lambda: recorder.idle() and db.transitions == [
+            ("vanished", "Running", DELETED)])
+        # the statuses already recorded were read first: the one still there is not claimed
+        recorder.saw(*_job("kept", "Running"))
+        assert recorder.idle() and ("kept", "", "Running") not in db.transitions
+    finally:
+        recorder.stop()
+
+
+def test_a_finished_job_another_watcher_recorded_is_found():
+    db = FlakyDatabase()
+    job, summary = _job("c", "Succeeded")
+    db.state[summary.uid] = "Succeeded"  # another watcher's claim
+    recorder = _recorder(db)
+    try:
+        recorder.saw(job, summary)
+        wait_until(recorder.idle)
+        assert (recorder.stats()["found"], recorder.stats()["written"]) == (1, 0)
+        assert db.transitions == []
+    finally:
+        recorder.stop()

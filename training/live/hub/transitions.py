@@ -1,0 +1,406 @@
+"""One event per job transition: the watch hub's sightings of each job's status, claimed
+in the database so that each transition is recorded once (`training.models.JobTransition`),
+whatever the number of web processes or watcher replicas, and across restarts.
+
+The hub's flusher computes every changed job's summary and hands it to
+`TransitionRecorder.saw()`; a deleted job goes to `gone()`, and once the first lists are
+read, `listed()` names every job that exists, so that jobs deleted while nothing watched
+are found too. The recorder's own thread claims each new status off the flusher's thread
+(a slow or locked database never delays live updates), the way healthchecks claims a Flip
+before it sends it:
+
+- `training.models.JobState` holds the status last recorded for each job. A sighting in
+  another status moves that row with a conditional update (the status read, and the time
+  the job says it began, must still be there); only the watcher whose update changed the
+  row writes the `JobTransition`, in the same database transaction. A first sighting
+  inserts the row (the uid is unique: of two watchers, one inserts). A watcher that is
+  behind (its sighting older than the row's) moves nothing.
+- The job history is written from the transition to Succeeded or Failed, in that same
+  transaction: one record per finished job, by the watcher that claimed it.
+- A job that changed while nothing watched (the dashboard down, the watcher killed before
+  it claimed) is claimed from the first list after the next start: its row says the old
+  status, the list the new one.
+- Creations and deletions are transitions too (from "" and to "Deleted"). A little later
+  (`AUDIT_GRACE`, time for the dashboard's own audit row to be written) the recorder tells
+  the audit trail about those the dashboard did not make: an `AuditEvent` with outcome
+  "seen", the creator the job's annotation names (training/models.py).
+
+A claim that fails (the database away) is tried again with back-off (1 s doubling to 60 s)
+with the latest sighting of each job. The thread uses Django's ORM as a request would:
+`close_old_connections()` around each batch, its connection closed when it stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from odh.training.status.summary import JobStatus, JobSummary
+from training.live.hub.background import Background
+
+log = logging.getLogger("training.live.hub")
+
+Obj = dict[str, Any]
+RETRY_SECONDS = (1.0, 60.0)
+DELETED = "Deleted"
+# what the audit trail waits for before it says a creation or deletion was "seen": the
+# dashboard writes its own row just after the cluster answered
+AUDIT_GRACE = timedelta(seconds=10)
+AUDIT_EVERY = 2.0
+_LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+# within one second (the API's timestamps), the order a job moves in
+_RANK = {"Pending": 0, "Suspended": 1, "Running": 2, "Succeeded": 3, "Failed": 3, DELETED: 4}
+_FINISHED = {str(JobStatus.SUCCEEDED), str(JobStatus.FAILED)}
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A job as one watcher saw it: its status and when the job says that began."""
+
+    uid: str
+    namespace: str
+    kind: str
+    name: str
+    status: str
+    since: datetime
+    created_by: str = ""
+    created: datetime | None = None
+    headline: str = ""
+    job: Obj | None = None  # the object, for the history record of a finished job
+    summary: JobSummary | None = None
+
+    @classmethod
+    def of(cls, job: Obj, summary: JobSummary, headline: str = "") -> Sighting:
+        since = summary.since or summary.created or summary.observed_at
+        return cls(uid=summary.uid, namespace=summary.namespace, kind=summary.kind.kind,
+                   name=summary.name, status=str(summary.status), since=since,
+                   created_by=summary.created_by, created=summary.created,
+                   headline=headline[:500], job=job, summary=summary)
+
+    def deleted(self, at: datetime) -> Sighting:
+        return Sighting(uid=self.uid, namespace=self.namespace, kind=self.kind,
+                        name=self.name, status=DELETED, since=at, created_by=self.created_by,
+                        created=self.created)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one claim did: the transition recorded (None: another watcher had, or nothing
+    moved) and whether the history record was written by it."""
+
+    transition: Any = None
+    history_written: bool = False
+
+
+def _later(sighting: Sighting, status: str, since: datetime | None) -> bool:
+    """Is the sighting newer than the recorded (status, since)?"""
+    if since is None:
+        return True
+    return (sighting.since, _RANK.get(sighting.status, 0)) > (since, _RANK.get(status, 0))
+
+
+def claim_with_orm(sighting: Sighting, project_uid: str = "") -> Claim:
+    """Record the sighting's transition unless another watcher did (or nothing moved)."""
+    from django.db import OperationalError
+
+    for delay in (*_LOCKED_RETRIES, None):
+        try:
+            return _claim(sighting, project_uid)
+        except OperationalError as e:
+            # SQLite lets one writer at a time in, and tells the others "locked" rather
+            # than always waiting: try again shortly
+            if delay is None or "locked" not in str(e):
+                raise
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _claim(sighting: Sighting, project_uid: str) -> Claim:
+    from django.db import IntegrityError, transaction
+
+    from training.models import JobHistory, JobState, JobTransition
+
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                state = JobState.objects.select_for_update().filter(uid=sighting.uid).first()
+                if state is None:
+                    if sighting.status == DELETED:
+                        return Claim()  # never recorded: nothing to say of its end
+                    JobState.objects.create(
+                        uid=sighting.uid, namespace=sighting.namespace, kind=sighting.kind,
+                        name=sighting.name, status=sighting.status, since=sighting.since)
+                    before = ""
+                else:
+                    if state.status in (sighting.status, DELETED) or \
+                            not _later(sighting, state.status, state.since):
+                        return Claim()
+                    moved = JobState.objects.filter(
+                        pk=state.pk, status=state.status, since=state.since).update(
+                        status=sighting.status, since=sighting.since,
+                        updated=datetime.now(UTC))
+                    if moved != 1:
+                        return Claim()
+                    before = state.status
+                transition = JobTransition.objects.create(
+                    uid=sighting.uid, namespace=sighting.namespace, kind=sighting.kind,
+                    name=sighting.name, created_by=sighting.created_by, from_status=before,
+                    to_status=sighting.status, at=sighting.since,
+                    job_created=sighting.created, headline=sighting.headline,
+                    audited=not (before == "" or sighting.status == DELETED))
+                written = False
+                if sighting.status in _FINISHED and sighting.job is not None:
+                    _record, written = JobHistory.record_finished(
+                        sighting.job, sighting.summary, project_uid)
+                return Claim(transition, written)
+        except IntegrityError:
+            continue  # another watcher inserted the first row meanwhile: read it again
+    return Claim()
+
+
+def audit_seen_with_orm(now: datetime) -> int:
+    """Tell the audit trail of the creations and deletions the dashboard did not make, once
+    each (the transition is marked audited by a conditional update); how many were told."""
+    from django.db import transaction
+
+    from training.models import AuditEvent, JobTransition
+
+    told = 0
+    due = JobTransition.objects.filter(audited=False, recorded__lte=now - AUDIT_GRACE)
+    for transition in due.order_by("id")[:200]:
+        with transaction.atomic():
+            if JobTransition.objects.filter(pk=transition.pk, audited=False).update(
+                    audited=True) != 1:
+                continue  # another watcher told it
+            deleted = transition.to_status == DELETED
+            verbs = ("delete",) if deleted else ("create", "clone", "retry")
+            around = transition.at if deleted else (transition.job_created or transition.at)
+            done_here = AuditEvent.objects.filter(
+                project=transition.namespace, kind=transition.kind, name=transition.name,
+                verb__in=verbs, outcome=AuditEvent.Outcome.SUCCESS,
+                created__gte=around - timedelta(minutes=5)).exists()
+            if done_here:
+                continue
+            AuditEvent.objects.create(
+                username="" if deleted else transition.created_by, groups=[],
+                project=transition.namespace, kind=transition.kind, name=transition.name,
+                verb=verbs[0], outcome=AuditEvent.Outcome.SEEN,
+                detail=f"seen_by=watcher at={transition.at.isoformat()}")
+            told += 1
+    return told
+
+
+def known_with_orm() -> dict[str, str]:
+    """uid -> the status last recorded, for every job not deleted."""
+    from training.models import JobState
+
+    return dict(JobState.objects.exclude(status=DELETED).values_list("uid", "status"))
+
+
+def rows_of_kinds_with_orm(kinds: Iterable[str]) -> list[Sighting]:
+    """The recorded jobs (not deleted) of these kinds, as sightings of their last status."""
+    from training.models import JobState
+
+    return [Sighting(uid=s.uid, namespace=s.namespace, kind=s.kind, name=s.name,
+                     status=s.status, since=s.since or datetime.now(UTC))
+            for s in JobState.objects.exclude(status=DELETED).filter(kind__in=list(kinds))]
+
+
+class TransitionRecorder(Background):
+    """`claim(sighting, project_uid=...)` records a transition (claim_with_orm);
+    `project_uid(namespace)` tells the uid of the project a history record belongs to."""
+
+    name = "hub-transitions"
+
+    def __init__(self, claim: Callable[..., Claim] = claim_with_orm,
+                 project_uid: Callable[[str], str] | None = None, *,
+                 audit_seen: Callable[[datetime], int] | None = audit_seen_with_orm,
+                 known: Callable[[], dict[str, str]] = known_with_orm,
+                 recorded_of_kinds: Callable[[Iterable[str]], list[Sighting]]
+                 = rows_of_kinds_with_orm) -> None:
+        super().__init__()
+        self.claim = claim
+        self.project_uid = project_uid
+        self.audit_seen = audit_seen
+        self.known_of_database = known
+        self.recorded_of_kinds = recorded_of_kinds
+        self.transitions = 0  # transitions this process recorded
+        self.written = 0  # history records this process wrote
+        self.found = 0  # finished jobs another watcher (or an earlier run) had recorded
+        self.seen_audited = 0
+        self.errors = 0
+        self.last_error = ""
+        self._queue: dict[str, Sighting] = {}  # uid -> the latest sighting
+        self._known: dict[str, str] = {}  # uid -> the status recorded (by anyone)
+        self._loaded = False
+        self._listed: tuple[set[str], set[str]] | None = None  # (uids, kinds) of a first list
+        self._retry_at = 0.0
+        self._delay = 0.0
+        self._audited_at = 0.0
+
+    def stats(self) -> dict[str, Any]:
+        with self._cond:
+            queued = len(self._queue)
+        return {"transitions": self.transitions, "written": self.written, "found": self.found,
+                "seen_audited": self.seen_audited, "queued": queued, "errors": self.errors,
+                "last_error": self.last_error}
+
+    # -- from the hub -----------------------------------------------------------------------------
+    def saw(self, job: Obj, summary: JobSummary, headline: str = "") -> None:
+        """The hub's latest summary of a job: claimed if its status is new."""
+        if not summary.uid:
+            return
+        with self._cond:
+            if self._known.get(summary.uid) == str(summary.status):
+                return
+            self._queue[summary.uid] = Sighting.of(job, summary, headline)
+            self._cond.notify()
+
+    def gone(self, summary: JobSummary) -> None:
+        """The job was deleted."""
+        if not summary.uid:
+            return
+        sighting = Sighting.of({}, summary).deleted(datetime.now(UTC))
+        with self._cond:
+            self._queue[summary.uid] = sighting
+            self._cond.notify()
+
+    def listed(self, uids: Iterable[str], kinds: Iterable[str]) -> None:
+        """Every job of these kinds that exists, as the first lists read them: the jobs
+        recorded but not among them were deleted while nothing watched."""
+        with self._cond:
+            self._listed = (set(uids), set(kinds))
+            self._cond.notify()
+
+    def idle(self) -> bool:
+        """Nothing left to claim (tests)."""
+        with self._cond:
+            return not self._queue and self._listed is None
+
+    # -- the thread --------------------------------------------------------------------------------
+    def run(self) -> None:
+        from django.db import close_old_connections, connection
+
+        try:
+            while not self.stopping:
+                with self._cond:
+                    wait = self._retry_at - time.monotonic()
+                    audit_due = self.audit_seen is not None and \
+                        time.monotonic() - self._audited_at >= AUDIT_EVERY
+                    if (not self._queue and self._listed is None and not audit_due) or wait > 0:
+                        self._cond.wait(max(0.01, wait) if self._queue else
+                                        min(1.0, AUDIT_EVERY))
+                        continue
+                    batch = list(self._queue.items())
+                    listed, self._listed = self._listed, None
+                close_old_connections()
+                try:
+                    self._claim_all(batch, listed)
+                    if audit_due:
+                        self._audit()
+                finally:
+                    close_old_connections()
+        finally:
+            connection.close()
+
+    def _failed(self, e: Exception, what: str) -> None:
+        self.errors += 1
+        self.last_error = f"{type(e).__name__}: {e}"
+        self._delay = min(max(self._delay * 2, RETRY_SECONDS[0]), RETRY_SECONDS[1])
+        self._retry_at = time.monotonic() + self._delay
+        level = logging.WARNING if self._delay <= RETRY_SECONDS[0] else logging.DEBUG
+        log.log(level, "job transitions: cannot record %s (%s); trying again in %.0fs",
+                what, self.last_error, self._delay)
+
+    def _claim_all(self, batch: list[tuple[str, Sighting]],
+                   listed: tuple[set[str], set[str]] | None) -> None:
+        if not self._loaded:
+            try:
+                known = self.known_of_database()
+            except Exception as e:
+                self._put_back_listed(listed)
+                self._failed(e, "the jobs' last statuses")
+                return
+            with self._cond:
+                self._known.update(known)
+                # sightings queued before the statuses were read: those unchanged are done
+                for uid, sighting in batch:
+                    if known.get(uid) == sighting.status and self._queue.get(uid) is sighting:
+                        del self._queue[uid]
+                        self.found += sighting.status in _FINISHED
+                batch = list(self._queue.items())
+            self._loaded = True
+        if listed is not None:
+            uids, kinds = listed
+            try:
+                vanished = [s.deleted(datetime.now(UTC)) for s in self.recorded_of_kinds(kinds)
+                            if s.uid not in uids]
+            except Exception as e:
+                self._put_back_listed(listed)
+                self._failed(e, "the jobs deleted while nothing watched")
+                return
+            with self._cond:
+                for sighting in vanished:
+                    self._queue.setdefault(sighting.uid, sighting)
+                batch = list(self._queue.items())
+        for uid, sighting in batch:
+            if self.stopping:
+                return
+            try:
+                bound = {"project_uid": self.project_uid(sighting.namespace)} \
+                    if self.project_uid is not None and sighting.status in _FINISHED else {}
+                claim = self.claim(sighting, **bound)
+            except ValueError as e:  # not recordable: drop it
+                log.warning("job transitions: not recording %s/%s: %s", sighting.namespace,
+                            sighting.name, e)
+                self._settle(uid, sighting, None)
+                continue
+            except Exception as e:  # the database is away or refused: try again later
+                self._failed(e, f"{sighting.namespace}/{sighting.name}")
+                return
+            self._delay = 0.0
+            self._count(sighting, claim)
+            self._settle(uid, sighting, sighting.status)
+
+    def _put_back_listed(self, listed: tuple[set[str], set[str]] | None) -> None:
+        if listed is not None:
+            with self._cond:
+                if self._listed is None:
+                    self._listed = listed
+
+    def _count(self, sighting: Sighting, claim: Claim) -> None:
+        if claim.transition is not None:
+            self.transitions += 1
+            log.info("job transition: %s %s/%s %s -> %s", sighting.kind, sighting.namespace,
+                     sighting.name, claim.transition.from_status or "(new)", sighting.status)
+        if sighting.status not in _FINISHED:
+            return
+        if claim.history_written:
+            self.written += 1
+            log.info("job history: recorded %s %s/%s (%s)", sighting.kind,
+                     sighting.namespace, sighting.name, sighting.status)
+        else:
+            self.found += 1
+
+    def _settle(self, uid: str, sighting: Sighting, status: str | None) -> None:
+        with self._cond:
+            if self._queue.get(uid) is sighting:
+                self._queue.pop(uid, None)
+            if status == DELETED:
+                self._known.pop(uid, None)  # memory stays bounded
+            elif status is not None:
+                self._known[uid] = status
+
+    def _audit(self) -> None:
+        self._audited_at = time.monotonic()
+        try:
+            told = self.audit_seen(datetime.now(UTC)) if self.audit_seen else 0
+        except Exception as e:
+            log.warning("job transitions: cannot tell the audit trail (%s: %s)",
+                        type(e).__name__, e)
+            return
+        self.seen_audited += told
