@@ -4,7 +4,9 @@ path can skip it: the API server's dry run before a create (its schema and admis
 checks, quota included, answer without anything being created), the audit row (and with
 it the submissions counter of /metrics and the JSON log line), for every outcome.
 
-Each function raises the cluster's refusal (an odh.training.errors.ClusterError) after
+A create goes the one way every create goes (odh.training.creating: the wizard's checks,
+the quota, LimitRange and node check, the dry run, the create). Each function raises the
+refusal (odh.training.creating.CreateRefused, or the cluster's ClusterError) after
 auditing it; the views turn it into words for the page. An expired sign-in (401) is not
 audited: nothing was attempted for a person the cluster no longer knows.
 """
@@ -16,10 +18,10 @@ from collections.abc import Callable
 
 from django.http import HttpRequest
 
-from odh.training import errors
+from odh.training import creating, errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind
-from odh.training.spec import MPIJobSpec, build_manifest
+from odh.training.spec import MPIJobSpec
 from training import audit
 
 log = logging.getLogger("training.mutations")
@@ -36,12 +38,15 @@ def create(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec, verb: 
     row of a success (structured, e.g. "retry_of=<name>": the audit trail is read in every
     language)."""
     spec.created_by = request.user.get_username()
-    manifest = build_manifest(spec)
     kind = spec.kind
     try:
-        client.create_job(kind, spec.namespace, manifest, dry_run=True)
-        created = client.create_job(kind, spec.namespace, manifest)
+        # the one way to create: the checks every create gets, the dry run, the create
+        created = creating.create(client, spec).object
     except errors.Unauthorized:
+        raise
+    except creating.CreateRefused as e:
+        audit.record(request, verb, kind.kind, spec.namespace, spec.name, "failed", str(e))
+        log.info("%s of %s/%s refused: %s", verb, spec.namespace, spec.name, e)
         raise
     except errors.ClusterError as e:
         audit.record(request, verb, kind.kind, spec.namespace, spec.name, _outcome(e),

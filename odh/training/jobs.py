@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from odh.training import errors
+from odh.training import creating, errors
 from odh.training.capacity.fit import Fix
 from odh.training.capacity.preflight import Preflight, preflight
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
@@ -50,8 +50,6 @@ from odh.training.logs.logfollow import (
 from odh.training.manifests.importing import (
     ManifestImportError,
     parse_manifest_text,
-    unknown_fields,
-    unknown_fields_message,
 )
 from odh.training.manifests.templates import BUILTIN_TEMPLATES, template_by_slug
 from odh.training.queues.start import progress_ends, read_standing
@@ -108,6 +106,19 @@ def default_client(kubeconfig: str | None = None, context: str | None = None
         if key not in _clients:
             _clients[key] = TrainingClient(kubeconfig=kubeconfig, context=context)
         return _clients[key]
+
+
+def refusal_error(refused: creating.CreateRefused) -> errors.ODHError:
+    """A create refused before anything was sent, as the SDK raises it."""
+    if refused.reason == creating.UNKNOWN_FIELDS:
+        return errors.ValidationError(refused.unknown[0], str(refused))
+    if refused.reason == creating.INVALID:
+        return InvalidSpec(refused.findings, names=SDK_FIELDS)
+    fixes = refused.checked.fit.fixes if refused.checked is not None else []
+    return errors.ResourceQuotaExceeded(
+        " ".join(refused.problems),
+        suggestions=[f"{fix.label} ({fix_arguments(fix)})" for fix in fixes]
+        + [_("Pass force=True to create it anyway.")])
 
 
 def fix_arguments(fix: Fix) -> str:
@@ -357,30 +368,21 @@ class MPIJob:
         """
         if not self.spec.created_by:
             self.spec.created_by = self.client.whoami()
-        checked = self.check()
-        if self.spec.base is not None:  # from a manifest: a misspelt field is named first
-            unknown = unknown_fields(self.client.cluster, self.namespace,
-                                     build_manifest(self.spec))
-            if unknown:
-                raise errors.ValidationError(unknown[0], unknown_fields_message(unknown))
-        problems = checked.errors
-        if problems:
-            raise InvalidSpec(problems, names=SDK_FIELDS)
-        if checked.never_fits and not force:
-            raise errors.ResourceQuotaExceeded(
-                " ".join(checked.fit.problems + ([checked.fit.node_problem]
-                                                 if checked.fit.node_problem else [])),
-                suggestions=[f"{fix.label} ({fix_arguments(fix)})" for fix in
-                             checked.fit.fixes] + [_("Pass force=True to create it anyway.")])
+        self.spec.namespace = self.namespace
+        try:
+            checked = creating.check(self.client.cluster, self.spec,
+                                     from_manifest=self.spec.base is not None, force=force)
+        except creating.CreateRefused as e:
+            raise refusal_error(e) from None
+        self.preflight = checked
         for finding in checked.warnings:
             warnings.warn(SettingWarning(f"{SDK_FIELDS.get(finding.field, finding.field)}: "
                                          f"{finding.message}"), stacklevel=2)
         if checked.waits:
             warnings.warn(QuotaWarning(" ".join(checked.fit.problems + [
                 checked.fit.waiting_note])), stacklevel=2)
-        self.object = self.client.cluster.create_job(MPIJOB, self.namespace,
-                                                     build_manifest(self.spec),
-                                                     dry_run=dry_run)
+        self.object = creating.create(self.client.cluster, self.spec, dry_run=dry_run,
+                                      checked=checked).object
         if wait and not dry_run:
             self.wait_for_completion(timeout)
         return self

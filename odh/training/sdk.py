@@ -24,7 +24,7 @@ from pathlib import Path
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from odh.training import errors
+from odh.training import creating, errors
 from odh.training.checks.findings import FieldError, errors_of
 from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.jobwatch import job_changes
@@ -35,7 +35,7 @@ from odh.training.kinds import KINDS, MPIJOB, JobKind
 from odh.training.logs.logfollow import pod_for
 from odh.training.manifests.sdkcode import sdk_code
 from odh.training.metrics.prometheus import PrometheusClient
-from odh.training.spec import MPIJobSpec, build_manifest
+from odh.training.spec import MPIJobSpec
 from odh.training.status.queries import job_detail, list_summaries
 from odh.training.status.summarize import JobStatus, JobSummary
 from odh.training.status.suspending import set_suspended
@@ -188,12 +188,21 @@ class TrainingClient:
         if not spec.namespace and self.default_namespace:
             spec = _with_namespace(spec, self.default_namespace)
         problems = errors_of(validate_spec(spec))
-        if problems:
+        if problems:  # what needs no cluster is said first
             raise InvalidSpec(problems)
-        if not spec.created_by:  # as the dashboard records it
-            spec = dataclasses.replace(spec, created_by=self.whoami())
-        return self.cluster.create_job(spec.kind, spec.namespace, build_manifest(spec),
-                                       dry_run=dry_run)
+        try:
+            # the one way to create (odh.training.creating); this call creates what the
+            # cluster admits, as it always did (MPIJob.create refuses what never starts)
+            return creating.create(self.cluster, spec, created_by=spec.created_by or
+                                   self.whoami(), dry_run=dry_run, force=True).object
+        except creating.CreateRefused as e:
+            # what the project holds refused it: a taken name is the cluster's Conflict,
+            # as the API server would say it
+            taken = [f for f in e.findings if f.field == "name"]
+            if taken:
+                raise errors.Conflict(taken[0].message, status=409,
+                                      namespace=spec.namespace) from None
+            raise InvalidSpec(e.findings) from None
 
     # -- reading -------------------------------------------------------------------------
     def get_job(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> dict:

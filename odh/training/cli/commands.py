@@ -7,8 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from odh.training import errors
-from odh.training.capacity.preflight import preflight
+from odh.training import creating, errors
 from odh.training.checks.findings import errors_of, warnings_of
 from odh.training.cli import BAD_INPUT, OK, REFUSED
 from odh.training.cli.creating import UsageError, fix_flags, spec_from_args, where
@@ -34,7 +33,6 @@ from odh.training.logs.logfollow import (
     wait_for_pod,
     worker_pods,
 )
-from odh.training.manifests.importing import unknown_fields, unknown_fields_message
 from odh.training.spec import build_manifest, manifest_yaml
 from odh.training.status.summary import JobStatus
 from odh.training.status.suspending import set_suspended
@@ -91,6 +89,36 @@ def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
     return OK
 
 
+def _say_warnings(checked, filename: str | None) -> None:
+    for problem in checked.warnings:
+        _err(_("warning: %(where)s: %(message)s") % {
+            "where": where(problem, filename), "message": problem.message})
+
+
+def _say_refusal(refused: creating.CreateRefused, filename: str | None) -> None:
+    """A create refused before anything was sent, on stderr: each problem and its fix."""
+    if refused.reason == creating.UNKNOWN_FIELDS:
+        _err(f"error: {filename}: {refused}")
+        return
+    _say_warnings(refused.checked, filename)
+    if refused.reason == creating.INVALID:
+        for problem in refused.findings:
+            _err(f"error: {where(problem, filename)}: {problem.message}")
+        return
+    if not refused.checked.nodes_readable:
+        _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
+               "for a Worker was not checked."))
+    fit = refused.checked.fit
+    _err(_("error: this job can never start as it is: %(problems)s")
+         % {"problems": " ".join(refused.problems)})
+    for fix in fit.fixes:
+        flags = fix_flags(fix)
+        _err(_("  fix: %(flags)s (%(label)s)") % {"flags": flags, "label": fix.label}
+             if flags else f"  fix: {fix.label}")
+    _err(_("  or pass --force to create it anyway.") if fit.fixes else
+         _("  pass --force to create it anyway."))
+
+
 def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO) -> int:
     spec.namespace = spec.namespace or namespace
     if not spec.namespace:
@@ -98,42 +126,25 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
                            "none)."))
     if not spec.created_by:
         spec.created_by = client.whoami()
-    if args.filename:
-        # a misspelt field is named as the manifest spells it, before anything else
-        unknown = unknown_fields(client.cluster, spec.namespace, build_manifest(spec))
-        if unknown:
-            _err(f"error: {args.filename}: {unknown_fields_message(unknown)}")
-            return BAD_INPUT
-    checked = preflight(client.cluster, spec)
-    for problem in checked.warnings:
-        _err(_("warning: %(where)s: %(message)s") % {
-            "where": where(problem, args.filename), "message": problem.message})
-    if checked.errors:
-        for problem in checked.errors:
-            _err(f"error: {where(problem, args.filename)}: {problem.message}")
+    try:  # the one way to create (odh.training.creating), told as a command tells it
+        checked = creating.check(client.cluster, spec, from_manifest=bool(args.filename),
+                                 force=args.force)
+    except creating.CreateRefused as refused:
+        _say_refusal(refused, args.filename)
         return BAD_INPUT
+    _say_warnings(checked, args.filename)
     if not checked.nodes_readable:
         _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
                "for a Worker was not checked."))
     fit = checked.fit
-    said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
-    if checked.never_fits and not args.force:
-        _err(_("error: this job can never start as it is: %(problems)s")
-             % {"problems": " ".join(said)})
-        for fix in fit.fixes:
-            flags = fix_flags(fix)
-            _err(_("  fix: %(flags)s (%(label)s)") % {"flags": flags, "label": fix.label}
-                 if flags else f"  fix: {fix.label}")
-        _err(_("  or pass --force to create it anyway.") if fit.fixes else
-             _("  pass --force to create it anyway."))
-        return BAD_INPUT
     if not fit.fits:
+        said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
         _err(_("warning: %(problems)s %(note)s") % {"problems": " ".join(said),
                                                      "note": fit.waiting_note})
     if args.show_yaml:
         out.write(manifest_yaml(build_manifest(spec)))
-    created = client.cluster.create_job(spec.kind, spec.namespace, build_manifest(spec),
-                                        dry_run=bool(args.dry_run))
+    created = creating.create(client.cluster, spec, dry_run=bool(args.dry_run),
+                              checked=checked).object
     values = {"project": spec.namespace, "name": spec.name, "totals": totals_text(spec)}
     if args.output:
         dump(created, args.output, out)

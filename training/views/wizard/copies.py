@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from odh.training import errors
+from odh.training import creating, errors
 from odh.training.checks.findings import ValidationContext
 from odh.training.checks.names import fresh_name, random_suffix
 from odh.training.checks.rules_job import check_name
@@ -170,9 +170,9 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
             mutations.create(request, client, retry, "retry", f"retry_of={name}")
         except errors.Unauthorized:
             raise
-        except errors.ClusterError as e:
+        except (errors.ClusterError, creating.CreateRefused) as e:
             problem = create_problem(e, retry)
-            if isinstance(e, errors.Conflict):
+            if isinstance(e, errors.Conflict) or problem.get("step") == "configuration":
                 context["name_errors"] = [problem["message"]]
             else:
                 context["create_problem"] = problem

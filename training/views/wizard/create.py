@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from odh.training import errors
+from odh.training import creating, errors
 from odh.training.spec import MPIJobSpec, build_manifest
 from training import mutations
 from training.cluster import user_client
@@ -27,8 +27,23 @@ from training.wizard.forms import SaveTemplateForm
 log = logging.getLogger("training.wizard")
 
 
-def create_problem(e: errors.ClusterError, spec: MPIJobSpec) -> dict:
+def refusal_problem(refused: creating.CreateRefused) -> dict:
+    """A create refused before anything was sent (odh.training.creating), for the review
+    page: what is wrong, and the step whose fixes mend it."""
+    if refused.reason == creating.NEVER_FITS:
+        return {"message": _("%(refusal)s Nothing was created: the resource check offers "
+                             "the fixes.") % {"refusal": str(refused)}, "step": "resources",
+                "fixes": [fix.label for fix in refused.checked.fit.fixes]}
+    findings = refused.findings
+    step = drafts.step_of(findings[0].field) if findings else ""
+    return {"message": " ".join(f.message for f in findings) or str(refused),
+            "step": step if step in ("configuration", "resources") else ""}
+
+
+def create_problem(e: errors.ClusterError | creating.CreateRefused, spec: MPIJobSpec) -> dict:
     """What went wrong, for the review page, in words that say what to do."""
+    if isinstance(e, creating.CreateRefused):
+        return refusal_problem(e)
     values = {"name": spec.name, "project": spec.namespace, "message": e.message}
     if isinstance(e, errors.QuotaExceeded):
         text = _("The project's quota refused the job: %(message)s. Nothing was created. "
@@ -73,7 +88,7 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
             mutations.create(request, client, spec, verb)
         except errors.Unauthorized:
             raise
-        except errors.ClusterError as e:
+        except (errors.ClusterError, creating.CreateRefused) as e:
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_problem": create_problem(e, spec)})
     draft.delete()

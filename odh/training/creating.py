@@ -1,0 +1,107 @@
+"""One way to create a job: what every create needs, in one function, for the wizard (with
+clone, retry, import and templates, through training/mutations.py, which adds the audit
+row), the SDK (`MPIJob.create`, `TrainingClient.create_mpijob`) and the CLI (`odh training
+create`). Each says the outcome its own way (a page, an exception, lines on stderr), from
+the same verdict:
+
+1. for a spec read from a manifest, the fields the cluster's API does not declare (asked
+   of the API server with a strict dry run);
+2. `preflight`: may the person create jobs there (Forbidden), the wizard's validation with
+   what the project holds (the name taken, claims, queues, priorities, LimitRanges) and
+   the resource check against the quotas, LimitRanges and nodes, with its fixes;
+3. the creator recorded on the job, as the dashboard records it;
+4. the API server's dry run (its schema and admission checks, the quota's admission
+   included), then the create.
+
+A refusal before anything was sent is a `CreateRefused` naming its reason and carrying
+the findings or the resource check with its fixes; the cluster's own refusals are the
+`odh.training.errors` they always were.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from odh.training import errors
+from odh.training.capacity.preflight import Preflight, preflight
+from odh.training.checks.findings import FieldError
+from odh.training.cluster.client import ClusterClient
+from odh.training.i18n import _
+from odh.training.manifests.importing import unknown_fields, unknown_fields_message
+from odh.training.spec import MPIJobSpec, build_manifest
+
+UNKNOWN_FIELDS = "unknown-fields"
+INVALID = "invalid"
+NEVER_FITS = "never-fits"
+
+
+class CreateRefused(errors.ODHError):
+    """Nothing was created: `reason` is UNKNOWN_FIELDS (`unknown` names them), INVALID
+    (`findings`: each field's problem) or NEVER_FITS (`checked.fit`: the problems and the
+    fixes); `checked` is the preflight, when it ran."""
+
+    def __init__(self, message: str, reason: str, *, checked: Preflight | None = None,
+                 unknown: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.checked = checked
+        self.unknown = unknown or []
+
+    @property
+    def findings(self) -> list[FieldError]:
+        return self.checked.errors if self.checked is not None else []
+
+    @property
+    def problems(self) -> list[str]:
+        """The resource check's problems, in words (NEVER_FITS)."""
+        if self.checked is None:
+            return []
+        fit = self.checked.fit
+        return fit.problems + ([fit.node_problem] if fit.node_problem else [])
+
+
+@dataclass
+class Created:
+    object: dict
+    checked: Preflight
+    spec: MPIJobSpec
+
+
+def check(client: ClusterClient, spec: MPIJobSpec, *, from_manifest: bool = False,
+          force: bool = False) -> Preflight:
+    """Steps 1 and 2: the preflight of `spec`, or CreateRefused (Forbidden when the
+    person may not create jobs in its project). `force` lets a job that can never start
+    as it is through (the SDK's force=True, the CLI's --force)."""
+    if from_manifest:  # a misspelt field is named as the manifest spells it, first
+        unknown = unknown_fields(client, spec.namespace, build_manifest(spec))
+        if unknown:
+            raise CreateRefused(unknown_fields_message(unknown), UNKNOWN_FIELDS,
+                                unknown=unknown)
+    checked = preflight(client, spec)
+    if checked.errors:
+        raise CreateRefused(" ".join(f.message for f in checked.errors), INVALID,
+                            checked=checked)
+    if checked.never_fits and not force:
+        fit = checked.fit
+        said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
+        raise CreateRefused(_("This job can never start as it is: %(problems)s")
+                            % {"problems": " ".join(said)}, NEVER_FITS, checked=checked)
+    return checked
+
+
+def create(client: ClusterClient, spec: MPIJobSpec, *, created_by: str = "",
+           dry_run: bool = False, force: bool = False, from_manifest: bool = False,
+           checked: Preflight | None = None) -> Created:
+    """Create the job `spec` describes, of its kind, as the person `client` speaks for
+    (`created_by`: their user name, recorded on the job unless the spec names one).
+    `checked`: a preflight the caller already ran (and showed) for this spec."""
+    if created_by and not spec.created_by:
+        spec = dataclasses.replace(spec, created_by=created_by)
+    if checked is None:
+        checked = check(client, spec, from_manifest=from_manifest, force=force)
+    manifest = build_manifest(spec)
+    answer = client.create_job(spec.kind, spec.namespace, manifest, dry_run=True)
+    if not dry_run:
+        answer = client.create_job(spec.kind, spec.namespace, manifest)
+    return Created(object=answer, checked=checked, spec=spec)
