@@ -42,15 +42,19 @@ directory; creates one small MPIJob as alice in team-nlp and works on it.
 Prints the figures and records them in benchmarks/README.md; the last line is the
 headline figure.
 
-    .venv/bin/python benchmarks/live_latency.py [--changes 50] [--window 120]
+    .venv/bin/python benchmarks/live_latency.py [--changes 50] [--window 120] [--load 2]
+
+With `--load N`, N processes keep a core busy each while the latency is measured (part 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -473,6 +477,28 @@ def record(figures: dict[str, str], changes: int, window: float,
     write_section("live_latency.py", "\n".join(lines))
 
 
+def _spin(stop) -> None:
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+@contextlib.contextmanager
+def busy_cores(count: int):
+    """`count` processes spinning on a core each for as long as the block runs: the latency
+    under load (a busy machine, not a quiet benchmark box)."""
+    stop = multiprocessing.Event()
+    spinners = [multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+                for _ in range(count)]
+    for spinner in spinners:
+        spinner.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for spinner in spinners:
+            spinner.join(5)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--changes", type=int, default=50, help="status changes to time")
@@ -483,6 +509,9 @@ def main() -> None:
     parser.add_argument("--lead-ms", type=int, default=10,
                         help="the hub's LIVE_PUSH_LEAD_MS (200: every change waits the whole "
                         "0.2 s window, as before 2026-11-26)")
+    parser.add_argument("--load", type=int, default=0,
+                        help="processes that keep a core busy each while the latency is "
+                        "measured (2 on these 2-core machines: both cores busy)")
     parser.add_argument("--no-record", action="store_true",
                         help="print the figures without writing benchmarks/README.md")
     args = parser.parse_args()
@@ -494,7 +523,8 @@ def main() -> None:
             job = Job(sim)
             job.create()
             job.wait_for("Running")
-            lat = measure_latency(sim, url, job, args.changes)
+            with busy_cores(args.load):
+                lat = measure_latency(sim, url, job, args.changes)
             levels, watches = measure_viewers(sim, url, job, lat["cookie"],
                                      tuple(int(n) for n in args.viewers.split(",")), args.window)
         except Exception:
@@ -515,6 +545,7 @@ def main() -> None:
 
     ms = 1000
     figures = {
+        "cores kept busy while the latency was measured (--load)": str(args.load),
         "clock check: Date.now() outside time.time() brackets, worst": (
             f"{lat['clock_gap'] * ms:.1f} ms"),
         f"status change to DOM, from PATCH sent (n={args.changes}): p50 / p95 / max": (

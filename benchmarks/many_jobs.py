@@ -1,8 +1,8 @@
-"""The pages with many jobs: server time of /jobs/ (first page, a deep page, filtered) and
-/cluster/ with 100, 1,000 (and, with --sizes, 10,000) running MPIJobs of 5 pods each in the
-cluster (10,000 jobs: 50,000 pods), read from the API with the person's token (a web
-process without the watch hub) and served from the hub's index (the hub in the web
-process, as by default); and the hub's memory, in all and per job it holds.
+"""The pages with many jobs: server time of /jobs/ (first page, a deep page, filtered),
+one job's page and /cluster/ with 100, 1,000 (and, with --sizes, 10,000) running MPIJobs
+of 5 pods each in the cluster (10,000 jobs: 50,000 pods), read from the API with the
+person's token (a web process without the watch hub) and served from the hub's index (the
+hub in the web process, as by default); and the hub's memory, in all and per job it holds.
 
 For each size: simcluster started on a scenario made from the demo's
 (simcluster/scenarios/demo.yaml) with that many MPIJobs added to team-nlp (`jobs[].count`:
@@ -49,6 +49,9 @@ PAGES = {
     "/jobs/ deep page": ("alice", "/jobs/?project=&page={last}"),
     "/jobs/ filtered (status, name)": ("alice", "/jobs/?project=&status=Running&q=bulk-1"),
     "/cluster/": ("admin", "/cluster/"),
+    # one job's page: its Events chosen from the hub's index (with the hub) or from the
+    # project's events listed (without)
+    "a job's page": ("alice", "/jobs/team-nlp/mpijob/bulk-1/"),
 }
 
 

@@ -106,8 +106,17 @@ def get_job_for_user(request: HttpRequest, client: ClusterClient, project: str, 
                      name: str) -> queries.JobDetail:
     """The job, its pods, events and summary, read with the person's token; refusals name
     the project, a missing job says it no longer exists."""
+    def indexed_events() -> list[dict] | None:
+        """The job's events as this process's watch hub keeps them, where the person may
+        list the project's events: the page needs no list of all of them."""
+        from training.live.hub.snapshots import indexed_job_events
+
+        if not person_may(request, client, project, Access("list", "events")):
+            return None
+        return indexed_job_events(kind, project, name)
+
     try:
-        return queries.job_detail(client, kind, project, name)
+        return queries.job_detail(client, kind, project, name, known_events=indexed_events)
     except errors.Forbidden as e:
         e.namespace = project
         raise

@@ -150,13 +150,20 @@ def _pod_name_pattern(kind: JobKind, name: str) -> re.Pattern[str]:
 
 
 def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
-               now: datetime | None = None) -> JobDetail:
+               now: datetime | None = None,
+               known_events: Callable[[], list[Obj] | None] | None = None) -> JobDetail:
+    """The job, its pods and events, read with `client`. `known_events`: the events that
+    may be about the job as a watch already keeps them (the dashboard's hub), or None:
+    then the project's events are listed (a project with a thousand jobs has many)."""
     now = now or datetime.now(UTC)
     job = client.get_job(kind, namespace, name)
     job.setdefault("apiVersion", kind.api_version)
     job.setdefault("kind", kind.kind)
     pods = client.list_job_pods(namespace, name)
-    events = job_events(kind, job, pods, client.list_events(namespace))
+    candidates = known_events() if known_events is not None else None
+    if candidates is None:
+        candidates = client.list_events(namespace)
+    events = job_events(kind, job, pods, candidates)
     return JobDetail(kind, job, pods, events, summarize(job, pods, events, now))
 
 
