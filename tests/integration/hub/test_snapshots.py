@@ -135,6 +135,30 @@ def test_the_lists_diagnoses_read_the_hubs_events_not_the_projects(hub, demo, cl
     assert indexed == read
 
 
+def test_a_jobs_page_reads_its_events_from_the_hub_not_the_projects(hub, demo, client, db,
+                                                                   monkeypatch):
+    """A job's page (Overview and Events) with the hub in this process: its events come from
+    the hub's index (no list of the project's events, which grows with the project), the
+    same rows as listing them with alice's token."""
+    from tests.dashboard_support import sign_in
+
+    def event_rows(page: str) -> list[str]:
+        return sorted(set(re.findall(r'<tr id="(event-[^"]+)"', page)))
+
+    path = f"/jobs/{BERT}/?tab=events"
+    sign_in(client, demo, "alice")
+    with monkeypatch.context() as without_hub:
+        without_hub.setattr(training.live.hub.snapshots, "get_hub", lambda: None)
+        client.get(path)  # warms her access answers
+        read = event_rows(client.get(path).content.decode())
+    client.get(path)
+    before = reads(demo)
+    indexed = event_rows(client.get(path).content.decode())
+    took = Counter({r: reads(demo)[r] - before[r] for r in before})
+    assert took["events"] == 0
+    assert read and indexed == read
+
+
 def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
         hub, demo, client, db):
     """The admin's /cluster/ with the hub in this process: the jobs, what every pod holds
