@@ -1,5 +1,11 @@
 """The watch hub: a few cluster-wide watches, one rendering, many viewers.
 
+Its parts: this module watches, keeps the index (odh.training.status.jobindex) and
+decides when each job is looked at again; `pushing.Pusher` renders and sends what viewers
+see; `transitions.TransitionRecorder` records each job's transitions and its history;
+`evidence`, `sessions`, `probe`, `status` and `cluster` are the smaller parts, each a
+`background.Background` thread; leadership (one active runwatcher) is runwatcher's.
+
 With the dashboard's service-account credentials the hub keeps one `ResilientWatch` per
 training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), one of pods
 labelled `training.kubeflow.org/job-name`, one of events (only those that may concern a
@@ -52,20 +58,17 @@ again a little later with the state current then.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.utils import translation
 
 from odh.training.capacity.allocation import held_part
 from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
@@ -77,16 +80,15 @@ from odh.training.status.queries import job_events
 from odh.training.status.summarize import summarize
 from odh.training.status.summary import JobSummary
 from training import diagnoses
-from training.live import pushes as live
 from training.live.hub.cluster import (  # "cluster / queues changed" notices
     ClusterNotices,
     queue_notices,
 )
 from training.live.hub.evidence import EvidenceKeeper
-from training.live.hub.groups import job_group, ns_group
-from training.live.hub.languages import ViewerLanguages, localized
+from training.live.hub.languages import ViewerLanguages
 from training.live.hub.logs import LogHub
 from training.live.hub.probe import ClusterProbe
+from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher, uid_of
 from training.live.hub.sessions import SessionSweeper
 from training.live.hub.status import HubStatus
 from training.live.hub.transitions import TransitionRecorder
@@ -99,13 +101,8 @@ DEBOUNCE_SECONDS = 0.2
 # of a flush wait for the window's end and go out together, but a new status does not wait.
 LEAD_SECONDS = 0.01
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
-# a group nobody watched: its unrendered jobs are remembered this long, for a viewer whose
-# interest reaches the hub after its snapshot (a few milliseconds, seconds at worst)
-SKIP_MEMORY = 30.0
 ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
-SEND_TIMEOUT_SECONDS = 5.0
-RETRY_SECONDS = (0.5, 10.0)  # a failed send is tried again after this, doubling
 
 PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
 EVENTS = WatchedResource("events")
@@ -118,71 +115,6 @@ WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
 
 def job_resource(kind: JobKind) -> WatchedResource:
     return WatchedResource(kind.plural, kind.group, kind.version)
-
-
-@dataclass
-class _Seen:
-    """What viewers of one job were last sent (or found on their page)."""
-
-    row: tuple | None = None
-    detail: str | None = None
-    status: str | None = None
-    events: dict[str, str] = field(default_factory=dict)  # uid -> resourceVersion
-    retry: float = 0.0
-
-
-def _row_fingerprint(s: JobSummary) -> tuple:
-    return (s.status, s.reason, s.lifecycle_step, s.workers_ready, s.workers_total, s.gpus,
-            s.created_by, s.created, s.started, s.finished)
-
-
-def _detail_fingerprint(s: JobSummary) -> str:
-    values = dataclasses.asdict(s)
-    values.pop("observed_at", None)
-    return repr(values)
-
-
-def _uid(obj: dict) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
-
-
-def _rv(obj: dict) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-class Publisher:
-    """Sends group messages on one event loop.
-
-    Channel layers are asyncio code bound to a loop: the in-memory layer's queues must be
-    used on the loop its consumers wait on (the ASGI server's), so the embedded hub sends
-    on that loop; the Redis layer works from any loop, so `runwatcher` gives the hub one
-    of its own.
-    """
-
-    def __init__(self, layer: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        self.layer = layer
-        self._own = loop is None
-        self.loop = loop or asyncio.new_event_loop()
-        self._thread: threading.Thread | None = None
-        if self._own:
-            self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
-                                            name="hub-publisher")
-            self._thread.start()
-
-    def send(self, group: str, message: dict) -> None:
-        future = asyncio.run_coroutine_threadsafe(self.layer.group_send(group, message),
-                                                  self.loop)
-        try:
-            future.result(SEND_TIMEOUT_SECONDS)
-        except TimeoutError:
-            future.cancel()
-            raise
-
-    def close(self) -> None:
-        if self._own:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            if self._thread is not None:
-                self._thread.join(5)
 
 
 class Hub:
@@ -211,23 +143,19 @@ class Hub:
                            on_language=self._interest)
         self.debounce = debounce
         self.lead = lead
-        self.renders = 0  # pushes rendered (one per message and language)
         self.watch_timeout = watch_timeout
         self.prime_grace = prime_grace
         self.index = JobIndex()
         self.watches: list[ResilientWatch] = []
         self.kinds: list[JobKind] = []
         self.ready = threading.Event()  # watches listed once, pushing changes from now on
-        self.sent = 0
-        self.send_errors = 0
         self.flushes = 0
+        # rendering and sending, and what each job's viewers were last sent
+        self.pusher = Pusher(publisher, self.languages)
         self.summaries: dict[JobKey, JobSummary] = {}  # the latest of every job, for /metrics
-        self._seen: dict[JobKey, _Seen] = {}
         # job -> when to flush it, and whether only a new status may flush it then
         self._dirty: dict[JobKey, tuple[float, bool]] = {}
         self._flushed: dict[JobKey, float] = {}  # job -> its last flush
-        # group -> jobs whose pushes to it were not rendered (nobody watched), and when
-        self._skipped: dict[str, dict[JobKey, float]] = {}
         self._forced: set[JobKey] = set()  # to be sent whatever viewers were sent before
         self._cond = threading.Condition()
         self._skips_pruned = 0.0
@@ -235,9 +163,9 @@ class Hub:
         self._started_at = 0.0
         self._threads: list[threading.Thread] = []
         # the admin overview: told (at most every few seconds) that quotas, jobs or pods moved
-        self.cluster = ClusterNotices(self._send, self.ready)
+        self.cluster = ClusterNotices(self.pusher.send, self.ready)
         # pages showing where jobs stand in Kueue's queues: told when a Workload moved
-        self.queues = queue_notices(self._send, self.ready)
+        self.queues = queue_notices(self.pusher.send, self.ready)
         self.queue_watch: ResilientWatch | None = None
         self.other_pods_watch: ResilientWatch | None = None
         # open pages: told whether the hub sees the cluster (else their updates are paused)
@@ -246,7 +174,7 @@ class Hub:
         self.probe = ClusterProbe(client_factory, self._reconnect_watches,
                                   heard=self._last_heard)
         self.epoch = uuid.uuid4().hex  # this start of the hub (training/live/hub/status.py)
-        self.status = HubStatus(self._send, self.sees_cluster, ready=self.ready.is_set,
+        self.status = HubStatus(self.pusher.send, self.sees_cluster, ready=self.ready.is_set,
                                 epoch=self.epoch)
 
     # -- life ---------------------------------------------------------------------------------
@@ -300,6 +228,15 @@ class Hub:
         self.publisher.close()
 
     @property
+    def renders(self) -> int:
+        """Pushes rendered (one per message and viewer language)."""
+        return self.pusher.renders
+
+    @property
+    def sent(self) -> int:
+        return self.pusher.sent
+
+    @property
     def running(self) -> bool:
         return bool(self._threads) and not self._stop.is_set()
 
@@ -336,7 +273,8 @@ class Hub:
         return {"ready": self.ready.is_set(), "kinds": [k.kind for k in self.kinds],
                 "watches": [w.stats() for w in self.watches], "index": self.index.counts(),
                 "sees_cluster": self.status.state == "up",
-                "sent": self.sent, "send_errors": self.send_errors, "flushes": self.flushes,
+                "sent": self.pusher.sent, "send_errors": self.pusher.send_errors,
+                "flushes": self.flushes,
                 "dirty": len(self._dirty),  # jobs changed, not yet summarized and sent
                 "logs": self.logs.stats(),
                 "transitions": self.transitions.stats() if self.transitions is not None
@@ -425,7 +363,7 @@ class Hub:
         return handle
 
     def _pod_handler(self, etype: str, obj: dict) -> None:
-        before = self.index.pod(_uid(obj)) if self.evidence is not None else None
+        before = self.index.pod(uid_of(obj)) if self.evidence is not None else None
         keys = self.index.apply("pods", etype, obj)
         self._mark(keys)
         self.cluster.changed()
@@ -447,21 +385,10 @@ class Hub:
         new = self.languages.seen(language, groups)
         if not new:
             return
-        keys: set[JobKey] = set()
+        keys = self.pusher.take_skipped([group for group, _language in new])
         with self._cond:
-            for group, _language in new:
-                keys |= set(self._skipped.pop(group, {}))
             self._forced |= keys
         self._mark(keys)
-
-    def _forget_skipped(self, now: float) -> None:
-        with self._cond:
-            for group in list(self._skipped):
-                kept = {k: t for k, t in self._skipped[group].items() if now - t < SKIP_MEMORY}
-                if kept:
-                    self._skipped[group] = kept
-                else:
-                    del self._skipped[group]
 
     # -- coalescing ------------------------------------------------------------------------
     def _mark(self, keys: set[JobKey], delay: float | None = None,
@@ -523,13 +450,14 @@ class Hub:
                         continue
                     for key, _peek in due:
                         del self._dirty[key]
-                    if len(self._flushed) > 2 * len(self._seen) + 1000:  # quiet ones forgotten
+                    # quiet ones forgotten
+                    if len(self._flushed) > 2 * len(self.pusher.seen) + 1000:
                         self._flushed = {k: t for k, t in self._flushed.items()
                                          if now - t < self.debounce}
-                    if now - self._skips_pruned > SKIP_MEMORY:
+                    if now - self._skips_pruned > SKIP_MEMORY:  # groups nobody watched
                         self._skips_pruned = prune = now
             if prune:
-                self._forget_skipped(now)
+                self.pusher.forget_skipped(now)
                 # events of jobs deleted a while ago: no page shows them
                 self.index.forget_orphan_events(datetime.now(UTC) - ORPHAN_EVENTS_KEPT)
             if not self.ready.is_set():
@@ -557,9 +485,8 @@ class Hub:
     def _flush(self, key: JobKey, send: bool, unless_same_status: bool = False) -> None:
         """Send what viewers of the job have not seen. `unless_same_status`: a look within
         a burst; unless the status moved, the flush waits for the window's end."""
-        ns, slug, name = key
         data = self.index.job_data(key)
-        seen = self._seen.get(key)
+        seen = self.pusher.seen.get(key)
         if data is not None and unless_same_status and seen is not None:
             said = summarize(data.job, data.pods, None, datetime.now(UTC))
             if str(said.status) == seen.status:
@@ -576,10 +503,7 @@ class Hub:
             gone = self.summaries.pop(key, None)
             if gone is not None and self.transitions is not None:
                 self.transitions.gone(gone)
-            if seen is not None:
-                self._seen.pop(key, None)
-                if send:
-                    self._send_deleted(key)
+            self.pusher.gone(key, send)
             return
         now = datetime.now(UTC)
         events = job_events(data.kind, data.job, data.pods, data.events)
@@ -589,117 +513,10 @@ class Hub:
         if self.transitions is not None:
             self.transitions.saw(data.job, summary,
                                  str(diagnosis.headline) if diagnosis is not None else "")
-        row = _row_fingerprint(summary) + ((diagnosis.headline,) if diagnosis else ())
-        detail = _detail_fingerprint(summary)
-        current = {_uid(e): _rv(e) for e in events}
-        # new to viewers until its row reached them (a failed first send is retried as new)
-        added = seen is None or seen.row is None
-        if seen is None:
-            seen = self._seen[key] = _Seen()
-        if not send:
-            seen.row, seen.detail, seen.status, seen.events = row, detail, summary.status, current
-            return
-        failed = False
-        job_ref = f"{ns}/{slug}/{name}"
-        status = str(summary.status)
-        change = "added" if added else "modified"
-        # what the job object alone says: for viewers who may not see its pods or events
-        bare = summarize(data.job, [], None, now)
-
-        @functools.cache
-        def in_language(language: str) -> tuple[JobSummary, Any, JobSummary]:
-            """The summaries and diagnosis in one viewer language (their sentences are
-            written when they are made): the ones above for the site's language."""
-            if language == settings.LANGUAGE_CODE:
-                return summary, diagnosis, bare
-            said = summarize(data.job, data.pods, events, now)
-            return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
-                    summarize(data.job, [], None, now))
-        if row != seen.row or forced:
-            def row_message() -> dict:
-                said, why, said_bare = in_language(translation.get_language())
-                return {"type": "hub.update",
-                        "html": live.render_list_row(said, now, why),
-                        "html_status": live.render_list_row(said_bare, now),
-                        "announce": "", "job": job_ref, "status": status, "change": change}
-            if self._send_localized(ns_group(ns), row_message, key):
-                seen.row = row
-            else:
-                failed = True
-        new_events = events if forced else [
-            e for e in events if seen.events.get(_uid(e)) != _rv(e)]
-        if detail != seen.detail or new_events or forced:
-            changed = status != seen.status
-
-            def job_message() -> dict:
-                said, why, said_bare = in_language(translation.get_language())
-                rows = live.render_event_rows(new_events, now, new=True) if new_events else ""
-                timeline = live.render_event_timeline(data.kind, data.job, data.pods, events,
-                                                      now) if new_events else ""
-                return {"type": "hub.update",
-                        "html": live.render_job_update(said, data.job, data.pods, now, why),
-                        "event_rows": rows, "event_timeline": timeline,
-                        "html_status": live.render_job_status(said_bare, data.job, now),
-                        "announce": live.announcement(said, why) if changed else "",
-                        "announce_status": live.announcement(said_bare) if changed else "",
-                        "job": job_ref, "status": status, "change": change}
-            if self._send_localized(job_group(ns, name), job_message, key):
-                seen.detail, seen.status, seen.events = detail, status, current
-            else:
-                failed = True
-        if failed:
-            seen.retry = min(max(seen.retry * 2, RETRY_SECONDS[0]), RETRY_SECONDS[1])
-            self._mark({key}, delay=seen.retry)
-        else:
-            seen.retry = 0.0
-
-    def _send_deleted(self, key: JobKey) -> None:
-        ns, slug, name = key
-        job_ref = f"{ns}/{slug}/{name}"
-
-        def gone_row() -> dict:
-            html = live.render_deleted_row(ns, slug, name)
-            return {"type": "hub.update", "html": html, "html_status": html, "announce": "",
-                    "job": job_ref, "status": "Deleted", "change": "deleted"}
-
-        def gone_job() -> dict:
-            html = live.render_job_deleted(ns, slug, name)
-            said = live.deletion_announcement(name)
-            return {"type": "hub.update", "html": html, "html_status": html, "announce": said,
-                    "announce_status": said, "job": job_ref, "status": "Deleted",
-                    "change": "deleted"}
-
-        self._send_localized(ns_group(ns), gone_row)
-        self._send_localized(job_group(ns, name), gone_job)
-
-    def _send_localized(self, group: str, message: Callable[[], dict],
-                        key: JobKey | None = None) -> bool:
-        """Render `message` in each language the group's viewers read and send each
-        rendering to that language's group (training/live/hub/languages.py); nothing when
-        nobody watches the group (`key` remembered a while: see `_interest`). True: every
-        send went out (or there was none to make)."""
-        languages = self.languages.for_group(group)
-        if not languages and key is not None:
-            with self._cond:
-                self._skipped.setdefault(group, {})[key] = time.monotonic()
-        sent = True
-        for language in languages:
-            with translation.override(language):
-                rendered = message()
-            self.renders += 1
-            sent = self._send(localized(group, language), rendered) and sent
-        return sent
-
-    def _send(self, group: str, message: dict) -> bool:
-        try:
-            self.publisher.send(group, message)
-        except Exception as e:  # the channel layer is down (Redis restarting) or full
-            self.send_errors += 1
-            log.warning("watch hub: could not send to %s: %s", group, e or type(e).__name__)
-            return False
-        self.sent += 1
-        return True
-
+        retry = self.pusher.push(key, data, events, summary, diagnosis, now, send=send,
+                                 forced=forced)
+        if retry is not None:
+            self._mark({key}, delay=retry)
 
 class ProjectUids:
     """Namespace name -> uid, read with the service account, kept a minute (a project
