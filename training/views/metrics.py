@@ -39,6 +39,26 @@ log = logging.getLogger("training.metrics")
 SUMMARY_TIMEOUT = (1.0, 2.0)  # connect, read: the Overview must not wait on Prometheus
 SUMMARY_TTL = 15  # seconds a person's GPU line is reused
 DOWN_TTL = 30  # seconds the Overview skips Prometheus after it could not be reached
+# the Metrics tab's series, read and parsed for its tables, are handed to its script's first
+# fetch of the same range (each point parsed once, not twice)
+SERIES_REUSE_SECONDS = 10
+
+
+def _job_metrics(request: HttpRequest, client, project: str, kind: JobKind, name: str,
+                 rng: m.TimeRange, end: float | None, since: float | None = None):
+    """`m.job_metrics`, the whole range kept a few seconds per person, language and range:
+    the page parses it for its tables, its script then asks for the same points."""
+    if since is not None:  # a poll for the newest points: small, never the same twice
+        return m.job_metrics(client, project, kind, name, rng, now=end, since=since)
+    key = "job-series:" + hashlib.sha256(
+        f"{session.token(request)}\0{project}\0{kind.slug}\0{name}\0{rng.key}\0"
+        f"{round(end) if end is not None else ''}\0{get_language()}".encode()).hexdigest()
+    found = cache.get(key)
+    if found is not None:
+        return found
+    result = m.job_metrics(client, project, kind, name, rng, now=end)
+    cache.set(key, result, SERIES_REUSE_SECONDS)
+    return result
 
 
 
@@ -142,7 +162,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
     try:
         check_pods_access(request, project)
         with prometheus_for(request) as client:
-            result = m.job_metrics(client, project, kind, name, rng, now=end)
+            result = _job_metrics(request, client, project, kind, name, rng, end)
     except errors.ClusterError as e:
         log.warning("metrics of %s/%s unavailable: %s", project, name, e.message)
         context["metrics_problem"] = _problem(e, project)
@@ -202,8 +222,7 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
     try:
         check_pods_access(request, project)  # a plain Prometheus would answer anyone
         with prometheus_for(request) as client:
-            result = m.job_metrics(client, project, job_kind, name, rng, now=end,
-                                   since=since)
+            result = _job_metrics(request, client, project, job_kind, name, rng, end, since)
     except errors.Unauthorized as e:
         return _json_error(e.message, 401)
     except errors.Forbidden as e:

@@ -146,6 +146,27 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
     assert re.search(r'range=1h"[^>]*aria-current="true"', body)
 
 
+def test_the_tabs_series_are_read_once_for_its_tables_and_its_charts(alice, monkeypatch):
+    """The page parses the range's points for its tables; its script's first fetch of the
+    same range gets them without Prometheus being asked (and the points parsed) again."""
+    from odh.training.metrics import charts
+
+    real, calls = charts.job_metrics, []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("since"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(charts, "job_metrics", counted)
+    body = alice.get(BERT, {"tab": "metrics", "range": "6h"}).content.decode()
+    drawn = alice.get(BERT_JSON, _meta(body)["query"]).json()
+    assert len(drawn["charts"]["gpu_util"]["series"]) == 8
+    assert calls == [None]  # read once, for both
+    since = drawn["end"]
+    alice.get(BERT_JSON, {**_meta(body)["query"], "since": since})
+    assert calls == [None, charts.parse_iso(since)]  # a poll asks for what is new
+
+
 def test_the_plotly_asset_is_served(alice):
     r = alice.get("/static/plotly/plotly-basic.min.js")
     assert r.status_code == 200
