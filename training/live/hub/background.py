@@ -5,9 +5,10 @@ probe, the status beacon, the notices) is a `Background` with a `run()`."""
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 
 
-class Background:
+class Background(ABC):
     """A daemon thread named `name` running `run()` until `stop()`: `run` loops while not
     `stopping`, waiting on `self._cond` (notified by `stop()` and by whoever gives it work)
     or with `wait()`."""
@@ -44,5 +45,6 @@ class Background:
         """Sleep up to `seconds`, woken by `stop()`: whether it is stopping."""
         return self._stop.wait(seconds)
 
-    def run(self) -> None:  # pragma: no cover - each part has its own
-        raise NotImplementedError
+    @abstractmethod
+    def run(self) -> None:
+        """The thread's work, until `stopping`."""
