@@ -41,7 +41,7 @@ from odh.training.cluster.access import identity
 from odh.training.diagnosis import Diagnosis, Facts, JobFix, SimilarRun, diagnose
 from odh.training.diagnosis.gather import Sources, gather
 from odh.training.diagnosis.story import tell
-from odh.training.kinds import MPIJOB
+from odh.training.kinds import default_kind, kind_for_object
 from odh.training.metrics.prometheus import PrometheusClient
 from odh.training.status.compare import similar_to
 from odh.training.status.queries import JobDetail, job_events
@@ -117,12 +117,13 @@ def gpu_capacity() -> tuple[int | None, int | None]:
 
 
 def similar_runs(job: dict, namespace: str, uid: str | None) -> list[SimilarRun]:
-    """Successful MPIJobs of the project (as it is now: `uid`) in the history that ran the
-    same script from the same image, fewest differences first."""
+    """Successful jobs of the job's kind in the project (as it is now: `uid`) in the
+    history that ran the same script from the same image, fewest differences first."""
     from training.models import JobHistory
 
+    kind = kind_for_object(job) or default_kind()
     records = list(JobHistory.of_project(namespace, uid).filter(
-        kind=MPIJOB.kind, outcome=JobHistory.Outcome.SUCCEEDED).order_by("-finished")[:50])
+        kind=kind.kind, outcome=JobHistory.Outcome.SUCCEEDED).order_by("-finished")[:50])
     by_uid = {r.uid: r for r in records}
     found = similar_to(job, [(r.uid, r.spec) for r in records if r.spec])
     return [SimilarRun(by_uid[uid].name, namespace, uid, by_uid[uid].finished, tuple(diffs))

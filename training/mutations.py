@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from odh.training import creating, errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 from training import audit
 
 log = logging.getLogger("training.mutations")
@@ -31,7 +31,7 @@ def _outcome(e: errors.ClusterError) -> str:
     return "denied" if isinstance(e, errors.Forbidden) else "failed"
 
 
-def create(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec, verb: str = "create",
+def create(request: HttpRequest, client: ClusterClient, spec: JobSpec, verb: str = "create",
            detail: str = "") -> dict:
     """Create the job `spec` describes (of the kind it names) as the signed-in person
     (`verb`: create, clone or retry); the created object back. `detail` is kept in the audit

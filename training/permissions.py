@@ -20,13 +20,14 @@ from django.http import HttpRequest
 
 from odh.training.cluster.access import Access, AccessCache, allowed
 from odh.training.cluster.client import ClusterClient
-from odh.training.kinds import MPIJOB, JobKind
+from odh.training.kinds import JobKind, default_kind
 from training.accounts import session
 
 # the questions asked of the whole cluster (no namespace)
 LIST_QUOTAS_EVERYWHERE = Access("list", "resourcequotas")  # the cluster pages
 GET_PODS = Access("get", "pods")  # what Prometheus' tenancy port asks of a project's viewer
-LIST_MPIJOBS_EVERYWHERE = Access("list", "mpijobs", "kubeflow.org")  # "All projects"
+LIST_JOBS_EVERYWHERE = Access(  # "All projects"
+    "list", default_kind().plural, default_kind().group)
 LIST_PODS_EVERYWHERE = Access("list", "pods")
 EVERYWHERE = ""
 
@@ -71,11 +72,13 @@ def job_actions(request: HttpRequest, client: ClusterClient, namespace: str, kin
     return JobActions(change=asks("update"), delete=asks("delete"), create=asks("create"))
 
 
-def may_create_in(request: HttpRequest, client: ClusterClient, namespaces: list[str]
-                  ) -> list[str]:
-    """The projects among `namespaces` where the person may create MPIJobs."""
+def may_create_in(request: HttpRequest, client: ClusterClient, namespaces: list[str],
+                  kind: JobKind | None = None) -> list[str]:
+    """The projects among `namespaces` where the person may create jobs of `kind` (the
+    default kind, which a new wizard draft creates, if None)."""
+    kind = kind or default_kind()
     return [ns for ns in namespaces
-            if person_may(request, client, ns, Access("create", MPIJOB.plural, MPIJOB.group))]
+            if person_may(request, client, ns, Access("create", kind.plural, kind.group))]
 
 
 def cluster_admin(request: HttpRequest, client: ClusterClient) -> bool:

@@ -18,7 +18,7 @@ from odh.training.kinds import KINDS, JobKind
 from odh.training.status import queries
 from training.permissions import (
     EVERYWHERE,
-    LIST_MPIJOBS_EVERYWHERE,
+    LIST_JOBS_EVERYWHERE,
     LIST_PODS_EVERYWHERE,
     person_may,
 )
@@ -86,11 +86,11 @@ def served_kinds(client: ClusterClient) -> list[JobKind]:
 
 
 def can_list_everywhere(request: HttpRequest, client: ClusterClient) -> bool:
-    """May this person list MPIJobs and pods in all namespaces? (training/permissions:
-    a role granted or taken away counts within a minute).
+    """May this person list jobs (of the default kind) and pods in all namespaces?
+    (training/permissions: a role granted or taken away counts within a minute).
     Other job kinds are tried cluster-wide too; one refused there is listed in the
     person's projects only (queries.list_summaries' fallback)."""
-    return (person_may(request, client, EVERYWHERE, LIST_MPIJOBS_EVERYWHERE)
+    return (person_may(request, client, EVERYWHERE, LIST_JOBS_EVERYWHERE)
             and person_may(request, client, EVERYWHERE, LIST_PODS_EVERYWHERE))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from odh.training.capacity.fit import FitReport, Fix, QuotaLine, Totals, check_fit
-from odh.training.checks.findings import FieldError, ValidationContext
 from odh.training.durations import age, format_duration, parse_timestamp
 from odh.training.errors import (
     AuthenticationError,
@@ -26,8 +25,10 @@ from odh.training.errors import (
     ResourceQuotaExceeded,
     ValidationError,
 )
+from odh.training.findings import FieldError, ValidationContext
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.kinds import KINDS, MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB, JobKind
+from odh.training.kinds.mpijob import MPIJobSpec
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.manifests.sdkcode import sdk_code
 from odh.training.manifests.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
@@ -40,7 +41,7 @@ from odh.training.quantity import (
 )
 from odh.training.spec import (
     EnvVar,
-    MPIJobSpec,
+    JobSpec,
     PVCVolume,
     Toleration,
     build_manifest,
@@ -73,6 +74,7 @@ __all__ = [
     "InvalidSpec",
     "JobFailedError",
     "JobKind",
+    "JobSpec",
     "JobStatus",
     "JobSummary",
     "JobTemplate",

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from odh.training import errors
 from odh.training.capacity.preflight import Preflight, preflight
-from odh.training.checks.findings import FieldError
 from odh.training.cluster.client import ClusterClient
+from odh.training.findings import FieldError
 from odh.training.i18n import _
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message
-from odh.training.spec import MPIJobSpec, build_manifest
+from odh.training.spec import JobSpec, build_manifest
 
 UNKNOWN_FIELDS = "unknown-fields"
 INVALID = "invalid"
@@ -65,10 +65,10 @@ class CreateRefused(errors.ODHError):
 class Created:
     object: dict
     checked: Preflight
-    spec: MPIJobSpec
+    spec: JobSpec
 
 
-def check(client: ClusterClient, spec: MPIJobSpec, *, from_manifest: bool = False,
+def check(client: ClusterClient, spec: JobSpec, *, from_manifest: bool = False,
           force: bool = False) -> Preflight:
     """Steps 1 and 2: the preflight of `spec`, or CreateRefused (Forbidden when the
     person may not create jobs in its project). `force` lets a job that can never start
@@ -90,7 +90,7 @@ def check(client: ClusterClient, spec: MPIJobSpec, *, from_manifest: bool = Fals
     return checked
 
 
-def create(client: ClusterClient, spec: MPIJobSpec, *, created_by: str = "",
+def create(client: ClusterClient, spec: JobSpec, *, created_by: str = "",
            dry_run: bool = False, force: bool = False, from_manifest: bool = False,
            checked: Preflight | None = None) -> Created:
     """Create the job `spec` describes, of its kind, as the person `client` speaks for

@@ -39,7 +39,7 @@ from odh.training.capacity.preflight import Preflight, preflight
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
-from odh.training.kinds import MPIJOB
+from odh.training.kinds import kind_for_slug
 from odh.training.logs.logfollow import (
     follow_pod_lines,
     pod_expected,
@@ -56,8 +56,8 @@ from odh.training.queues.start import progress_ends, read_standing
 from odh.training.sdk import InvalidSpec, TrainingClient
 from odh.training.spec import (
     EnvVar,
+    JobSpec,
     ManifestError,
-    MPIJobSpec,
     PVCVolume,
     build_manifest,
     manifest_yaml,
@@ -182,7 +182,7 @@ def _volumes(value: Sequence[PVCVolume | Mapping[str, Any]] | None) -> list[PVCV
 class MPIJob:
     """An MPIJob: described in Python, created and followed in the cluster."""
 
-    kind = MPIJOB
+    kind = kind_for_slug("mpijob")
 
     def __init__(self, name: str, namespace: str | None = None, workers: int = 1,
                  slots_per_worker: int | None = None, image: str = "",
@@ -206,7 +206,7 @@ class MPIJob:
             raise errors.ValidationError("launcher_resources.gpus", _(
                 "the Launcher only starts mpirun and needs no GPU: give GPUs to the Workers "
                 "(worker_resources) and leave the Launcher's at 0."))
-        spec = MPIJobSpec(
+        spec = self.kind.new_spec(
             name=name, namespace=namespace or "", image=image, command=list(command or []),
             workers=workers, cpu_per_worker=worker.cpu, memory_per_worker=worker.memory,
             gpus_per_worker=worker.gpus, launcher_cpu=launcher.cpu,
@@ -222,7 +222,7 @@ class MPIJob:
             annotations=dict(annotations or {}))
         self._init(spec, client, kubeconfig, context)
 
-    def _init(self, spec: MPIJobSpec, client: TrainingClient | None, kubeconfig: str | None,
+    def _init(self, spec: JobSpec, client: TrainingClient | None, kubeconfig: str | None,
               context: str | None) -> None:
         self.spec = spec
         self._client = client
@@ -231,7 +231,7 @@ class MPIJob:
         self.preflight: Preflight | None = None
 
     @classmethod
-    def from_spec(cls, spec: MPIJobSpec, *, client: TrainingClient | None = None,
+    def from_spec(cls, spec: JobSpec, *, client: TrainingClient | None = None,
                   kubeconfig: str | None = None, context: str | None = None) -> MPIJob:
         """An MPIJob from the dashboard's spec model (what the wizard's "SDK code" writes)."""
         job = cls.__new__(cls)
@@ -339,7 +339,7 @@ class MPIJob:
                 spec.mpi_implementation = MPI_ALIASES.get(str(value).lower(), str(value))
             elif key == "command":
                 spec.command = list(value)
-            elif key in {f.name for f in dataclasses.fields(MPIJobSpec)} and key != "base":
+            elif key in {f.name for f in dataclasses.fields(spec)} and key != "base":
                 setattr(spec, key, value)
             else:
                 raise errors.ValidationError(key, _("MPIJob has no setting %(key)s.")
@@ -411,7 +411,7 @@ class MPIJob:
         namespaces = sorted({s.namespace for s in summaries})
         manifests = {}
         for each in namespaces:
-            for obj in client.cluster.list_jobs(MPIJOB, each):
+            for obj in client.cluster.list_jobs(cls.kind, each):
                 meta = obj.get("metadata") or {}
                 manifests[(meta.get("namespace"), meta.get("name"))] = obj
         jobs = []
@@ -438,12 +438,12 @@ class MPIJob:
         from odh.training.diagnosis.story import tell
         from odh.training.status.queries import job_detail
         cluster = self.client.cluster
-        detail = job_detail(cluster, MPIJOB, self.namespace, self.name)
+        detail = job_detail(cluster, self.kind, self.namespace, self.name)
         summary = detail.summary
         status = JobStatus.from_summary(summary)
         standing = None
         if summary.queue and not summary.is_finished:
-            standing = read_standing(cluster, MPIJOB, detail.job,
+            standing = read_standing(cluster, self.kind, detail.job,
                                      ends_in=progress_ends(cluster))
             status = dataclasses.replace(status, queue=standing)
         # its one line, as the dashboard and `describe` say it (odh.training.diagnosis.story): the
@@ -461,7 +461,7 @@ class MPIJob:
         seconds, or when it is deleted."""
         deadline = None if timeout is None else time.monotonic() + timeout
         last: JobStatus | None = None
-        for obj in job_changes(self.client.cluster, MPIJOB, self.namespace, self.name,
+        for obj in job_changes(self.client.cluster, self.kind, self.namespace, self.name,
                                deadline=deadline):
             if obj is None:
                 return
@@ -479,7 +479,7 @@ class MPIJob:
         last: JobStatus | None = None
         for last in self.watch(timeout=timeout):
             if last.phase == Phase.FAILED:
-                raise self.client.failure(self.name, self.namespace, MPIJOB)
+                raise self.client.failure(self.name, self.namespace, self.kind)
             if last.phase == Phase.SUCCEEDED:
                 return last
         if last is not None and last.phase in (Phase.SUCCEEDED, Phase.FAILED):
@@ -518,12 +518,12 @@ class MPIJob:
         index = worker_id if component == "worker" else None
         cluster = self.client.cluster
         if follow:
-            pod = wait_for_pod(cluster, MPIJOB, self.namespace, self.name, index)
+            pod = wait_for_pod(cluster, self.kind, self.namespace, self.name, index)
         else:
             try:
-                pod = pod_for(cluster, MPIJOB, self.namespace, self.name, index)
+                pod = pod_for(cluster, self.kind, self.namespace, self.name, index)
             except errors.NotFound:
-                if not pod_expected(cluster, MPIJOB, self.namespace, self.name, index):
+                if not pod_expected(cluster, self.kind, self.namespace, self.name, index):
                     raise  # no such job, or a pod it will never have
                 return iter(())
             text = read_text(cluster, self.namespace, pod, tail, previous=previous)
@@ -546,7 +546,7 @@ class MPIJob:
         self.client.delete_job(self.name, self.namespace)
         if not wait:
             return
-        wait_until_gone(self.client.cluster, MPIJOB, self.namespace, self.name, timeout)
+        wait_until_gone(self.client.cluster, self.kind, self.namespace, self.name, timeout)
 
 
 def _phase(status: str) -> Phase:

@@ -25,17 +25,17 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from odh.training import creating, errors
-from odh.training.checks.findings import FieldError, errors_of
 from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.jobwatch import job_changes
 from odh.training.diagnosis import Diagnosis
+from odh.training.findings import FieldError, errors_of
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus as JobState
-from odh.training.kinds import KINDS, MPIJOB, JobKind
+from odh.training.kinds import KINDS, JobKind, creatable_kinds
 from odh.training.logs.logfollow import pod_for
 from odh.training.manifests.sdkcode import sdk_code
 from odh.training.metrics.prometheus import PrometheusClient
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 from odh.training.status.queries import job_detail, list_summaries
 from odh.training.status.summarize import JobStatus, JobSummary
 from odh.training.status.suspending import set_suspended
@@ -178,7 +178,7 @@ class TrainingClient:
         self.close()
 
     # -- creating ------------------------------------------------------------------------
-    def create_mpijob(self, spec: MPIJobSpec, dry_run: bool = False) -> dict:
+    def create_mpijob(self, spec: JobSpec, dry_run: bool = False) -> dict:
         """Create the MPIJob (with dry_run, only ask the API server whether it would).
 
         An empty namespace means the kubeconfig context's. Raises InvalidSpec for what the
@@ -230,9 +230,11 @@ class TrainingClient:
         kinds = list(KINDS.values())
         if namespace:
             listing = list_summaries(self.cluster, [namespace], kinds)
-            # Some kinds may be off limits (or not installed); MPIJobs are what must be seen.
-            if namespace in listing.forbidden_namespaces and not self.cluster.can_i(
-                    "list", MPIJOB.plural, MPIJOB.group, namespace):
+            # Some kinds may be off limits (or not installed); the kinds made here are what
+            # must be seen.
+            if namespace in listing.forbidden_namespaces and not any(
+                    self.cluster.can_i("list", k.plural, k.group, namespace)
+                    for k in creatable_kinds()):
                 raise errors.Forbidden(_("You may not list training jobs in %(namespace)s.")
                                        % {"namespace": namespace}, status=403,
                                        namespace=namespace)
@@ -336,5 +338,5 @@ class TrainingClient:
         return set_suspended(self.cluster, _kind(kind), namespace, name, False).job
 
 
-def _with_namespace(spec: MPIJobSpec, namespace: str) -> MPIJobSpec:
+def _with_namespace(spec: JobSpec, namespace: str) -> JobSpec:
     return dataclasses.replace(spec, namespace=namespace)

@@ -1,4 +1,4 @@
-"""Checking an MPIJobSpec before it is created: every message says what is wrong and how
+"""Checking a spec before it is created: every message says what is wrong and how
 to fix it, in the product's words.
 
 The rules cover what the API server and the MPI Operator would refuse (BEHAVIOR.md: names
@@ -13,23 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from odh.training.checks.findings import (
-    ERROR,
-    WARNING,
-    FieldError,
-    ValidationContext,
-    by_field,
-    errors_of,
-    warnings_of,
-)
 from odh.training.checks.rules_job import (
-    check_choices,
     check_command,
     check_images,
     check_name,
     check_namespace,
     check_resources,
-    check_run_policy,
     check_slots,
     check_workers,
 )
@@ -41,21 +30,38 @@ from odh.training.checks.rules_pod import (
     check_placement,
     check_volumes,
 )
-from odh.training.spec import MPIJobSpec
+from odh.training.findings import (
+    ERROR,
+    WARNING,
+    FieldError,
+    ValidationContext,
+    by_field,
+    errors_of,
+    warnings_of,
+)
+from odh.training.spec import JobSpec
 
 __all__ = ["ERROR", "WARNING", "FieldError", "ValidationContext", "by_field", "errors_of",
            "validate_spec", "warnings_of"]
 
-# In the order the wizard shows the fields, so the first finding is the first to fix.
-_RULES: list[Callable[[MPIJobSpec, ValidationContext], Iterable[FieldError]]] = [
+Rule = Callable[[JobSpec, ValidationContext], Iterable[FieldError]]
+
+# In the order the wizard shows the fields, so the first finding is the first to fix: the
+# spec's kind's own rules (its own settings) come between these two.
+_BEFORE_KIND: list[Rule] = [
     check_name, check_namespace, check_images, check_command, check_workers, check_resources,
-    check_slots, check_choices, check_run_policy, check_env, check_volumes, check_placement,
-    check_metadata, check_limit_ranges, check_manifest,
+    check_slots,
+]
+_AFTER_KIND: list[Rule] = [
+    check_env, check_volumes, check_placement, check_metadata, check_limit_ranges,
+    check_manifest,
 ]
 
 
-def validate_spec(spec: MPIJobSpec, context: ValidationContext | None = None
+def validate_spec(spec: JobSpec, context: ValidationContext | None = None
                   ) -> list[FieldError]:
     """Every problem found, errors and warnings (see FieldError.severity); [] when fine."""
     context = context or ValidationContext()
-    return [finding for rule in _RULES for finding in rule(spec, context)]
+    model = spec.kind.spec_model
+    rules = [*_BEFORE_KIND, *(model.rules if model else ()), *_AFTER_KIND]
+    return [finding for rule in rules for finding in rule(spec, context)]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from odh.training import errors
+from odh.training import MPIJobSpec, errors
 from odh.training.sdk import InvalidSpec, TrainingClient, sdk_code
-from odh.training.spec import MPIJobSpec, build_manifest, read_manifest
+from odh.training.spec import build_manifest, read_manifest
 from odh.training.status.summarize import JobStatus
 from tests.waiting import wait_until
 

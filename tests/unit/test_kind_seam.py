@@ -51,3 +51,53 @@ def test_no_module_outside_the_kinds_compares_kind_names():
             found += [f"{path.relative_to(ROOT)}:{line}"
                       for line in comparisons_of_kinds(path.read_text())]
     assert not found, "ask the kind instead (odh/training/kinds/base.py): " + ", ".join(found)
+
+
+# The public SDK names (`from odh.training import MPIJOB, MPIJobSpec`) are listed here.
+FRONT_DOOR = ROOT / "odh" / "training" / "__init__.py"
+# ... and the MPIJob's roles, choices and annotations are offered under the names people
+# import (odh.training.spec); it imports no spec class.
+OFFERS_KIND_NAMES = ROOT / "odh" / "training" / "spec.py"
+SHARED = {"odh.training.kinds", "odh.training.kinds.base", "odh.training.kinds.jobspec"}
+SPEC_CLASSES = {k.spec_model.spec_class.__name__ for k in KINDS.values() if k.spec_model}
+
+
+def uses_of_a_kind(source: str, may_import_kind_modules: bool = False) -> list[int]:
+    """The lines of `source` that name a kind's constant or spec class, or import from a
+    kind's own module (anything under odh.training.kinds but the shared base)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module \
+                and node.module.startswith("odh.training.kinds") and node.module not in SHARED \
+                and not may_import_kind_modules:
+            lines.append(node.lineno)
+        named = (node.id if isinstance(node, ast.Name) else node.attr
+                 if isinstance(node, ast.Attribute) else node.name
+                 if isinstance(node, ast.alias) else None)
+        if named in CONSTANTS | SPEC_CLASSES:
+            lines.append(getattr(node, "lineno", 0))
+    return sorted(set(lines))
+
+
+def test_the_check_finds_a_kind_named():
+    assert SPEC_CLASSES == {"MPIJobSpec"}
+    assert uses_of_a_kind("from odh.training.kinds import MPIJOB") == [1]
+    assert uses_of_a_kind("from odh.training.kinds.mpijob.model import EnvVar") == [1]
+    assert uses_of_a_kind("spec = MPIJobSpec(name='x')") == [1]
+    assert uses_of_a_kind("get(kinds.MPIJOB, ns, name)") == [1]
+    assert uses_of_a_kind("from odh.training.kinds import JobKind, default_kind") == []
+    assert uses_of_a_kind("spec = kind.new_spec(name='x')") == []
+
+
+def test_no_module_outside_the_kinds_names_a_kind_or_its_spec_class():
+    kinds = ROOT / "odh" / "training" / "kinds"
+    found = []
+    for top in ("odh", "training", "dashboard"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if kinds in path.parents or "migrations" in path.parts or path == FRONT_DOOR:
+                continue
+            found += [f"{path.relative_to(ROOT)}:{line}" for line in uses_of_a_kind(
+                path.read_text(), may_import_kind_modules=path == OFFERS_KIND_NAMES)]
+    assert not found, ("ask the registry and the kind instead (odh.training.kinds: "
+                       "default_kind(), kind.new_spec(), kind.read_manifest()...): "
+                       + ", ".join(found))

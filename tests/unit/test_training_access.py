@@ -35,22 +35,22 @@ def test_an_answer_is_reused_until_it_expires():
     clock = FakeClock()
     cache = access.AccessCache(ttl=60, clock=clock)
     client = FakeClient({"team-nlp"})
-    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
     clock.now += 59
-    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
     assert client.asked == [("get", "mpijobs", "kubeflow.org", "team-nlp", "")]
     clock.now += 1
     client.allowed.clear()  # revoked meanwhile
-    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
     assert len(client.asked) == 2
 
 
 def test_answers_are_per_person_project_and_question():
     cache = access.AccessCache(ttl=60, clock=FakeClock())
     client = FakeClient({"team-nlp"})
-    access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
-    access.allowed(client, "tok-b", "team-nlp", access.GET_MPIJOBS, cache)
-    access.allowed(client, "tok-a", "research", access.GET_MPIJOBS, cache)
+    access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
+    access.allowed(client, "tok-b", "team-nlp", access.GET_JOBS, cache)
+    access.allowed(client, "tok-a", "research", access.GET_JOBS, cache)
     logs = access.Access("get", "pods", "", "log")
     access.allowed(client, "tok-a", "team-nlp", logs, cache)
     assert len(client.asked) == 4
@@ -59,8 +59,8 @@ def test_answers_are_per_person_project_and_question():
 def test_a_refusal_is_cached_too():
     cache = access.AccessCache(ttl=60, clock=FakeClock())
     client = FakeClient()
-    assert not access.allowed(client, "tok", "team-nlp", access.GET_MPIJOBS, cache)
-    assert not access.allowed(client, "tok", "team-nlp", access.GET_MPIJOBS, cache)
+    assert not access.allowed(client, "tok", "team-nlp", access.GET_JOBS, cache)
+    assert not access.allowed(client, "tok", "team-nlp", access.GET_JOBS, cache)
     assert len(client.asked) == 1
 
 
@@ -69,7 +69,7 @@ def test_an_expired_token_raises_and_is_not_cached():
     client = FakeClient(unauthorized=True)
     for _ in range(2):
         with pytest.raises(errors.Unauthorized):
-            access.allowed(client, "tok", "team-nlp", access.GET_MPIJOBS, cache)
+            access.allowed(client, "tok", "team-nlp", access.GET_JOBS, cache)
     assert len(client.asked) == 2
 
 
@@ -79,7 +79,7 @@ def test_the_cache_holds_no_token_and_stays_bounded():
     client = FakeClient({"ns"})
     for i in range(5):
         clock.now += 1
-        access.allowed(client, f"secret-token-{i}", "ns", access.GET_MPIJOBS, cache)
+        access.allowed(client, f"secret-token-{i}", "ns", access.GET_JOBS, cache)
     keys = list(cache._answers)
     assert len(keys) == 3
     assert not any("secret-token" in str(k) for k in keys)
@@ -108,7 +108,7 @@ def test_viewers_asking_at_once_share_one_review():
 
     def viewer():
         arrived.wait(5)
-        answers.append(access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache))
+        answers.append(access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache))
 
     threads = [threading.Thread(target=viewer) for _ in range(8)]
     for t in threads:
@@ -128,11 +128,11 @@ def test_no_lock_is_kept_for_a_question_once_it_is_answered():
     cache = access.AccessCache(ttl=60, clock=clock)
     client = FakeClient({"ns-1"})
     for i in range(50):
-        access.allowed(client, f"tok-{i}", f"ns-{i % 3}", access.GET_MPIJOBS, cache)
+        access.allowed(client, f"tok-{i}", f"ns-{i % 3}", access.GET_JOBS, cache)
     assert cache.questions_being_asked() == 0
     # a refused token (raises) leaves no lock behind either
     with pytest.raises(errors.Unauthorized):
-        access.allowed(FakeClient(unauthorized=True), "tok-x", "ns", access.GET_MPIJOBS, cache)
+        access.allowed(FakeClient(unauthorized=True), "tok-x", "ns", access.GET_JOBS, cache)
     assert cache.questions_being_asked() == 0
 
 
@@ -151,7 +151,7 @@ def test_the_lock_stays_while_others_wait_for_the_answer():
     cache = access.AccessCache(ttl=60, clock=FakeClock())
     client = SlowClient({"team-nlp"})
     threads = [threading.Thread(target=access.allowed, args=(
-        client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)) for _ in range(3)]
+        client, "tok-a", "team-nlp", access.GET_JOBS, cache)) for _ in range(3)]
     for t in threads:
         t.start()
     assert entered.wait(5)
@@ -166,10 +166,10 @@ def test_the_lock_stays_while_others_wait_for_the_answer():
 def test_a_fresh_question_asks_now_and_keeps_the_new_answer():
     cache = access.AccessCache(ttl=60, clock=FakeClock())
     client = FakeClient({"team-nlp"})
-    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
     client.allowed = set()  # the role is taken away
-    assert access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)  # kept
-    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache,
+    assert access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)  # kept
+    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache,
                               fresh=True)
-    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_MPIJOBS, cache)
+    assert not access.allowed(client, "tok-a", "team-nlp", access.GET_JOBS, cache)
     assert len(client.asked) == 2

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
+from odh.training import MPIJobSpec
 from odh.training.capacity.fit import Fix, check_fit
 from odh.training.manifests.totals import Totals, totals_for
-from odh.training.spec import MPIJobSpec
 
 GI = 2**30
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from odh.training import i18n
+from odh.training import MPIJobSpec, i18n
 from odh.training.capacity.fit import check_fit
-from odh.training.spec import MPIJobSpec
 from odh.training.validation import validate_spec
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from odh.training import MPIJobSpec
 from odh.training.manifests.importing import parse_manifest_text
 from odh.training.manifests.kept import kept_fields
 from odh.training.spec import (
     EnvVar,
-    MPIJobSpec,
     PVCVolume,
     Toleration,
     build_manifest,

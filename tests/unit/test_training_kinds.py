@@ -163,6 +163,37 @@ def test_every_kind_answers_what_the_pages_ask(kind):
     # what its pages may offer
     assert isinstance(kind.creatable, bool) and isinstance(kind.runs_mpirun, bool)
     assert kind.creatable == (kind in creatable_kinds())
+    _spec_answers(kind, job)
+
+
+def _spec_answers(kind, job):
+    """A kind created here makes, builds, reads back, copies and checks its spec; another
+    says in words that it is not created here."""
+    from odh.training.findings import ValidationContext
+    from odh.training.kinds import ManifestError
+    from odh.training.spec import build_manifest, clone_spec, new_spec, read_manifest
+    from odh.training.validation import validate_spec
+
+    if not kind.creatable:
+        with pytest.raises(ManifestError, match="does not create"):
+            kind.new_spec(name="x")
+        # a pasted manifest of this kind is refused by the kind made by default, saying
+        # what it expected
+        with pytest.raises(ManifestError, match="expected"):
+            read_manifest(job)
+        return
+    spec = new_spec(kind, name="run", namespace="team-nlp", image="quay.io/t/run:1",
+                    command=["mpirun", "python", "train.py"], workers=2)
+    assert spec.kind is kind and type(spec) is kind.spec_model.spec_class
+    manifest = build_manifest(spec)
+    assert kind_for_object(manifest) is kind
+    assert read_manifest(manifest) == spec
+    copy = clone_spec(read_manifest(manifest), "run-2")
+    assert copy.name == "run-2" and copy.kind is kind
+    assert [f for f in validate_spec(spec) if f.is_error] == []
+    # the kind's own rules run with the shared ones
+    for rule in kind.spec_model.rules:
+        assert list(rule(spec, ValidationContext())) == []
 
 
 def test_only_the_mpijob_is_created_here_and_runs_mpirun():

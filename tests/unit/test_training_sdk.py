@@ -12,13 +12,12 @@ import yaml
 from kubernetes import client as k8s
 
 import odh.training
-from odh.training import sdk
+from odh.training import MPIJobSpec, sdk
 from odh.training.kinds import MPIJOB, PYTORCHJOB
 from odh.training.manifests.templates import BUILTIN_TEMPLATES
 from odh.training.sdk import ConfigurationError, InvalidSpec, TrainingClient, sdk_code
 from odh.training.spec import (
     EnvVar,
-    MPIJobSpec,
     PVCVolume,
     Toleration,
     build_manifest,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from odh.training import MPIJobSpec
 from odh.training.checks.names import fresh_name, is_dns1035_label, max_job_name_length
 from odh.training.spec import (
     EnvVar,
     ManifestError,
-    MPIJobSpec,
     PVCVolume,
     Toleration,
     build_manifest,

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odh.training.checks.findings import by_field, errors_of, warnings_of
-from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration, read_manifest
+from odh.training import MPIJobSpec
+from odh.training.findings import by_field, errors_of, warnings_of
+from odh.training.spec import EnvVar, PVCVolume, Toleration, read_manifest
 from odh.training.validation import FieldError, ValidationContext, validate_spec
 
 

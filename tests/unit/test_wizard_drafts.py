@@ -6,7 +6,8 @@ from django.http import QueryDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration, read_manifest
+from odh.training import MPIJobSpec
+from odh.training.spec import EnvVar, PVCVolume, Toleration, read_manifest
 from training.wizard import drafts
 
 MANIFEST = {

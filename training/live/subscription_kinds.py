@@ -20,7 +20,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from odh.training import errors
-from odh.training.cluster.access import GET_MPIJOBS, Access
+from odh.training.cluster.access import GET_JOBS, Access
 from odh.training.cluster.client import ClusterClient, is_namespace_name, is_object_name
 from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
@@ -202,7 +202,7 @@ class ProjectJobs(SubscriptionKind):
             with in_viewer_language():
                 reason = _("“%(value)s” is not a project name.") % {"value": value[:60]}
             raise BadSubscription(reason)
-        return Subscription(self.name, value, value, localized(ns_group(value)), GET_MPIJOBS,
+        return Subscription(self.name, value, value, localized(ns_group(value)), GET_JOBS,
                             hub_group=ns_group(value))
 
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,

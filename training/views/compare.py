@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET
 from odh.training import errors
 from odh.training.cluster.access import Access
 from odh.training.durations import format_duration
-from odh.training.kinds import KINDS, MPIJOB
+from odh.training.kinds import KINDS, creatable_kinds, default_kind
 from odh.training.logs.progress import hints_from_job, progress_source
 from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
 from odh.training.metrics.series import gpu_scale
@@ -147,7 +147,7 @@ def _live_column(request: HttpRequest, client, ref: str, project: str, kind, nam
 
 
 def _history_column(request: HttpRequest, client, ref: str, record: JobHistory) -> Column:
-    kind = next((k for k in KINDS.values() if k.kind == record.kind), MPIJOB)
+    kind = next((k for k in KINDS.values() if k.kind == record.kind), default_kind())
     column = Column(
         ref=ref, name=record.name, namespace=record.namespace, kind_label=kind.label,
         status=record.outcome, from_history=True,
@@ -208,7 +208,7 @@ def _candidates(request: HttpRequest, client, columns: list[Column]) -> list[tup
     taken = {c.ref for c in columns}
     choices: list[tuple[str, str]] = []
     try:
-        listing = queries.list_summaries(client, [project], [MPIJOB])
+        listing = queries.list_summaries(client, [project], creatable_kinds())
     except errors.ClusterError:
         listing = None
     for s in sorted(listing.summaries if listing else [], key=lambda s: s.name):

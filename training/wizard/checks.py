@@ -21,9 +21,10 @@ from odh.training.capacity.preflight import ProjectFacts, read_project_facts
 from odh.training.capacity.quota import compute_name, resource_title
 from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
+from odh.training.kinds import JobKind
 from odh.training.manifests.totals import number as amount_text
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 from odh.training.validation import validate_spec
 from training.cluster import client_for_token, cluster_config
 from training.wizard import drafts
@@ -38,9 +39,11 @@ ROOM_TTL = 5
 
 
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
-                                projects: list[Project], name: str = "") -> ProjectFacts:
+                                projects: list[Project], name: str = "",
+                                kind: JobKind | None = None) -> ProjectFacts:
     return with_priorities(read_project_facts(
-        client, namespace, visible=namespace in {p.name for p in projects}, name=name))
+        client, namespace, visible=namespace in {p.name for p in projects}, name=name,
+        kind=kind))
 
 
 def get_nodes() -> list[dict]:
@@ -114,9 +117,9 @@ def _add(messages_: dict, name: str, severity: str, text: str) -> None:
 
 
 def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
-              projects: list[Project]) -> tuple[MPIJobSpec, dict]:
-    """The draft's spec and every message about it, keyed by form field name."""
-    read = drafts.spec_from_data(data, base)
+                projects: list[Project], kind: JobKind | None = None) -> tuple[JobSpec, dict]:
+    """The draft's spec (of `kind`) and every message about it, keyed by form field name."""
+    read = drafts.spec_from_data(data, base, kind)
     found: dict[str, dict[str, list[str]]] = {}
     for name, texts in read.errors.items():
         for text in texts:
@@ -140,12 +143,13 @@ def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
 
 
 def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
-                         projects: list[Project]) -> tuple[ProjectFacts, MPIJobSpec, dict]:
+                         projects: list[Project], kind: JobKind | None = None
+                         ) -> tuple[ProjectFacts, JobSpec, dict]:
     """The facts of the draft's project (read with the person's client), the draft's spec
     and every message about it (`check_draft`)."""
     facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects,
-                                       name=str(data.get("name", "")).strip())
-    spec, found = check_draft(data, base, facts, projects)
+                                       name=str(data.get("name", "")).strip(), kind=kind)
+    spec, found = check_draft(data, base, facts, projects, kind)
     return facts, spec, found
 
 
@@ -187,7 +191,7 @@ def fit_lines(report: FitReport | None) -> list[dict]:
     return lines
 
 
-def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | None:
+def fit_for(spec: JobSpec, facts: ProjectFacts, found: dict) -> FitReport | None:
     if not facts.visible or any(m["errors"] for n, m in found.items()
                                 if n in drafts.ESSENTIAL_RESOURCE_FIELDS
                                 or n in ("launcher_cpu", "launcher_memory")):
@@ -207,7 +211,7 @@ def fit_for(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> FitReport | N
     return fit
 
 
-def fit_context(spec: MPIJobSpec, facts: ProjectFacts, found: dict) -> dict:
+def fit_context(spec: JobSpec, facts: ProjectFacts, found: dict) -> dict:
     """The resource check's `fit` and `fit_lines`."""
     fit = fit_for(spec, facts, found)
     return {"fit": fit, "fit_lines": fit_lines(fit)}
@@ -221,7 +225,7 @@ def resources_text(cpu: str, memory: str, gpus: int) -> str:
         return ", ".join(part for part in (cpu and f"{cpu} CPU", memory) if part)
 
 
-def summary(spec: MPIJobSpec) -> dict:
+def summary(spec: JobSpec) -> dict:
     return {
         "launcher": resources_text(spec.launcher_cpu, spec.launcher_memory, 0),
         "worker": resources_text(spec.cpu_per_worker, spec.memory_per_worker,

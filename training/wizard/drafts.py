@@ -1,7 +1,7 @@
-"""Wizard drafts: the fields as a person typed them, and the MPIJobSpec they describe.
+"""Wizard drafts: the fields as a person typed them, and the spec they describe.
 
 A draft keeps text (what the form posted, valid or not) so that nothing a person typed is
-ever lost; `spec_from_data` reads that text leniently into an `MPIJobSpec` and says which
+ever lost; `spec_from_data` reads that text leniently into a spec of the draft's kind and says which
 fields could not even be read (not a whole number, an unclosed quote, a line that is not
 `key=value`). How those texts are written and read, and what is said when they cannot be,
 is `odh.training.checks.syntax`'s; whether a spec is right is `odh.training.validation`'s. This
@@ -12,6 +12,7 @@ the same things.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -26,13 +27,14 @@ from odh.training.checks.syntax import (
     read_whole_number,
     tolerations_text,
 )
-from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration
+from odh.training.kinds import JobKind, kind_for_manifest
+from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_ROWS = 100  # environment variables / volumes read from one form
 MAX_TEXT = 64 * 1024
 
-# Which wizard step shows which field (names = MPIJobSpec attributes, plus gpu_product).
+# Which wizard step shows which field (names = spec attributes, plus gpu_product).
 CONFIGURATION_FIELDS = ("namespace", "name", "image", "image_pull_secret", "command")
 ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
@@ -54,7 +56,7 @@ ROW_PREFIX = {"env": "env", "volumes": "volume"}
 
 @dataclass
 class ReadResult:
-    spec: MPIJobSpec
+    spec: JobSpec
     # field name (as the forms name it: "workers", "env-2-name") -> messages
     errors: dict[str, list[str]] = field(default_factory=dict)
 
@@ -64,8 +66,13 @@ class ReadResult:
 
 # --- spec -> text --------------------------------------------------------------------------
 
-def data_from_spec(spec: MPIJobSpec) -> dict:
-    """The wizard's fields for a spec, as text the forms show."""
+def _optional(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def data_from_spec(spec: JobSpec) -> dict:
+    """The wizard's fields for a spec, as text the forms show (a setting the spec's kind
+    does not have shows empty)."""
     selector = dict(spec.node_selector)
     gpu_product = selector.pop(GPU_PRODUCT_LABEL, "")
     return {
@@ -80,7 +87,7 @@ def data_from_spec(spec: MPIJobSpec) -> dict:
         "launcher_cpu": spec.launcher_cpu,
         "launcher_memory": spec.launcher_memory,
         "slots_per_worker": "" if spec.slots_per_worker is None else str(spec.slots_per_worker),
-        "mpi_implementation": spec.mpi_implementation,
+        "mpi_implementation": getattr(spec, "mpi_implementation", ""),
         "env": [{"name": e.name, "value": e.value, "value_from": e.value_from}
                 for e in spec.env],
         "volumes": [{"claim_name": v.claim_name, "mount_path": v.mount_path,
@@ -92,15 +99,15 @@ def data_from_spec(spec: MPIJobSpec) -> dict:
         "priority_class": spec.priority_class,
         "queue_name": spec.queue_name,
         "queue_priority": spec.queue_priority,
-        "clean_pod_policy": spec.clean_pod_policy,
-        "ttl_seconds_after_finished": "" if spec.ttl_seconds_after_finished is None
-        else str(spec.ttl_seconds_after_finished),
-        "backoff_limit": "" if spec.backoff_limit is None else str(spec.backoff_limit),
-        "launcher_creation_policy": spec.launcher_creation_policy,
-        "disable_sidecar_injection": "on" if spec.disable_sidecar_injection else "",
+        "clean_pod_policy": getattr(spec, "clean_pod_policy", ""),
+        "ttl_seconds_after_finished": _optional(getattr(spec, "ttl_seconds_after_finished", None)),
+        "backoff_limit": _optional(getattr(spec, "backoff_limit", None)),
+        "launcher_creation_policy": getattr(spec, "launcher_creation_policy", ""),
+        "disable_sidecar_injection": "on" if getattr(spec, "disable_sidecar_injection", False)
+        else "",
         "labels": pairs_text(spec.labels),
         "annotations": pairs_text(spec.annotations),
-        "worker_image": spec.worker_image,
+        "worker_image": getattr(spec, "worker_image", ""),
         "image_pull_secret": spec.image_pull_secret,
         "created_by": spec.created_by,
     }
@@ -178,7 +185,7 @@ def remove_row(data: dict, rows: str, index: int) -> dict:
 
 
 def apply_changes(data: dict, changes: dict) -> dict:
-    """A fix's changes ({MPIJobSpec attribute: value}) written into the draft's text."""
+    """A fix's changes ({spec attribute: value}) written into the draft's text."""
     merged = copy.deepcopy(data)
     for name, value in changes.items():
         if name == "command" and isinstance(value, list):
@@ -249,10 +256,16 @@ def _read_command(result: ReadResult, raw: str) -> list[str]:
     return command
 
 
-def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
-    """The spec a draft describes, and the fields that could not be read."""
-    defaults = MPIJobSpec()
+def spec_from_data(data: dict, base: dict | None = None,
+                   kind: JobKind | None = None) -> ReadResult:
+    """The spec of `kind` a draft describes, and the fields that could not be read. Without
+    a kind: the kind of the manifest the draft started from, else the default kind."""
+    kind = kind or kind_for_manifest(base)
+    defaults = kind.new_spec()
     result = ReadResult(spec=defaults)
+
+    def _default(name: str) -> object:
+        return getattr(defaults, name, "")
 
     def text(name: str) -> str:
         value = _text(data.get(name, ""))
@@ -288,7 +301,7 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
                                      read_only=bool(row.get("read_only")),
                                      name=_text(row.get("name")),
                                      sub_path=_text(row.get("sub_path"))))
-    result.spec = MPIJobSpec(
+    settings = dict(
         name=text("name").strip(),
         namespace=text("namespace").strip(),
         image=text("image").strip(),
@@ -300,7 +313,7 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
         launcher_cpu=text("launcher_cpu").strip(),
         launcher_memory=text("launcher_memory").strip(),
         slots_per_worker=ints["slots_per_worker"],
-        mpi_implementation=text("mpi_implementation").strip() or defaults.mpi_implementation,
+        mpi_implementation=text("mpi_implementation").strip() or _default("mpi_implementation"),
         env=env,
         volumes=volumes,
         node_selector=selector,
@@ -308,11 +321,11 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
         priority_class=text("priority_class").strip(),
         queue_name=text("queue_name").strip(),
         queue_priority=text("queue_priority").strip(),
-        clean_pod_policy=text("clean_pod_policy").strip() or defaults.clean_pod_policy,
+        clean_pod_policy=text("clean_pod_policy").strip() or _default("clean_pod_policy"),
         ttl_seconds_after_finished=ints["ttl_seconds_after_finished"],
         backoff_limit=ints["backoff_limit"],
         launcher_creation_policy=text("launcher_creation_policy").strip()
-        or defaults.launcher_creation_policy,
+        or _default("launcher_creation_policy"),
         disable_sidecar_injection=bool(data.get("disable_sidecar_injection")),
         labels=_read_pairs(result, "labels", text("labels")),
         annotations=_read_pairs(result, "annotations", text("annotations")),
@@ -321,6 +334,10 @@ def spec_from_data(data: dict, base: dict | None = None) -> ReadResult:
         image_pull_secret=text("image_pull_secret").strip(),
         base=copy.deepcopy(base) if isinstance(base, dict) else None,
     )
+    # the fields of the wizard's steps the kind's spec has (the MPIJob's own settings are
+    # fields of its spec alone)
+    known = {f.name for f in dataclasses.fields(defaults)}
+    result.spec = kind.new_spec(**{k: v for k, v in settings.items() if k in known})
     return result
 
 
@@ -330,7 +347,7 @@ _ROW_ERROR = re.compile(r"(?P<rows>env|volumes|tolerations)\[(?P<index>\d+)\](?:
 
 
 def form_field_for(spec_field: str) -> str:
-    """The form field that shows a message about an MPIJobSpec attribute.
+    """The form field that shows a message about a spec attribute.
 
     "env[2].name" -> "env-2-name", "volumes[0].mount_path" -> "volume-0-mount_path",
     "tolerations[1]" -> "tolerations"; node selector entries for the GPU product go to the

@@ -21,7 +21,7 @@ from odh.training.manifests.totals import totals_for
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.queues.forecast import QueueForecast, queue_forecast
 from odh.training.queues.start import estimate, readable_workloads
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 from training.accounts import session
 from training.kueue_settings import cluster_queues, pending_in, workload_priorities
 from training.queue_standing import remembered_ends
@@ -44,13 +44,13 @@ def with_priorities(facts: ProjectFacts) -> ProjectFacts:
     return facts
 
 
-def _needs(spec: MPIJobSpec) -> dict:
+def _needs(spec: JobSpec) -> dict:
     totals = totals_for(spec)
     return {"cpu": totals.total_cpu, "memory": totals.total_memory,
             GPU_RESOURCE: totals.total_gpus}
 
 
-def forecast_for(request: HttpRequest, client: ClusterClient, spec: MPIJobSpec,
+def forecast_for(request: HttpRequest, client: ClusterClient, spec: JobSpec,
                  facts: ProjectFacts, projects: list[Project]) -> QueueForecast | None:
     """What Kueue will do with the job; None where no queue is chosen (or no Kueue)."""
     if not spec.queue_name or not facts.visible or not facts.local_queues:

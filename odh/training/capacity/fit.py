@@ -34,7 +34,7 @@ from odh.training.i18n import _
 from odh.training.manifests.totals import Totals, cpus, gpus, totals_for, workers_text
 from odh.training.paths import as_dict
 from odh.training.quantity import format_cpu, format_memory
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 
 __all__ = ["FitReport", "Fix", "QuotaLine", "Totals", "check_fit", "keep_processes_in_step",
            "totals_for"]
@@ -47,12 +47,12 @@ _MAX_TRIES = 64
 
 @dataclass
 class Fix:
-    """A change that makes the job fit: MPIJobSpec field -> new value."""
+    """A change that makes the job fit: JobSpec field -> new value."""
 
     label: str
     changes: dict[str, Any]
 
-    def apply(self, spec: MPIJobSpec) -> MPIJobSpec:
+    def apply(self, spec: JobSpec) -> JobSpec:
         return dataclasses.replace(spec, **self.changes)
 
 
@@ -77,12 +77,12 @@ class FitReport:
         return any(line.resource == COUNT_QUOTA and not line.fits for line in self.lines)
 
 
-def _worker_ready(spec: MPIJobSpec) -> bool:
+def _worker_ready(spec: JobSpec) -> bool:
     return isinstance(spec.workers, int) and isinstance(spec.gpus_per_worker, int) \
         and not isinstance(spec.workers, bool) and spec.workers >= 1
 
 
-def _assess(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
+def _assess(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
             sizes: list[NodeSize], namespace: str,
             ever: bool = False) -> tuple[FitReport, list[LimitViolation]]:
     """The verdict; `ever`: whether the job could start at all (within the quotas' hard
@@ -114,7 +114,7 @@ def _assess(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
     return report, violations
 
 
-def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
+def check_fit(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
               nodes: list[dict], namespace: str,
               room: list[NodeSize] | None = None) -> FitReport:
     """The verdict on one spec in one project; `nodes` may be [] when they cannot be read.
@@ -167,7 +167,7 @@ def check_fit(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
     return report
 
 
-def _place_now(spec: MPIJobSpec, report: FitReport, room: list[NodeSize]) -> None:
+def _place_now(spec: JobSpec, report: FitReport, room: list[NodeSize]) -> None:
     totals = report.totals
     text = room_problem(room, as_dict(spec.node_selector), totals.workers,
                         totals.cpu_per_worker, totals.memory_per_worker,
@@ -182,7 +182,7 @@ def _place_now(spec: MPIJobSpec, report: FitReport, room: list[NodeSize]) -> Non
         "make room."))
 
 
-def _waiting_note(spec: MPIJobSpec, report: FitReport, otherwise: str) -> str:
+def _waiting_note(spec: JobSpec, report: FitReport, otherwise: str) -> str:
     """What happens to a job created while there is no room for it."""
     if spec.queue_name:
         return _("You can still create the job: Kueue holds it in %(queue)s and starts the "
@@ -195,11 +195,11 @@ def _waiting_note(spec: MPIJobSpec, report: FitReport, otherwise: str) -> str:
     return otherwise
 
 
-def _applied(spec: MPIJobSpec, changes: dict[str, Any]) -> MPIJobSpec:
+def _applied(spec: JobSpec, changes: dict[str, Any]) -> JobSpec:
     return dataclasses.replace(spec, **changes)
 
 
-def keep_processes_in_step(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
+def keep_processes_in_step(spec: JobSpec, changes: dict[str, Any]) -> dict[str, Any]:
     """`changes` plus the command with its `-np N` in step, when the changes alter workers
     or slots and N matched them before (a fix that changes the Workers keeps mpirun's rank
     count right)."""
@@ -233,11 +233,11 @@ _RAISE = {
 }
 
 
-def _fix(spec: MPIJobSpec, labels: dict, name: str, value: Any) -> Fix:
+def _fix(spec: JobSpec, labels: dict, name: str, value: Any) -> Fix:
     return Fix(labels[name]() % {"amount": value}, keep_processes_in_step(spec, {name: value}))
 
 
-def _candidates(spec: MPIJobSpec, report: FitReport, violations: list[LimitViolation],
+def _candidates(spec: JobSpec, report: FitReport, violations: list[LimitViolation],
                 sizes: list[NodeSize]) -> Iterator[list[Fix]]:
     """Groups of alternative fixes, best first; the first of each group that fits is kept."""
     if not _worker_ready(spec):
@@ -260,7 +260,7 @@ def _candidates(spec: MPIJobSpec, report: FitReport, violations: list[LimitViola
     yield from _limit_fixes(spec, violations)
 
 
-def _quota_fixes(spec: MPIJobSpec, totals: Totals, failing: list[QuotaLine]
+def _quota_fixes(spec: JobSpec, totals: Totals, failing: list[QuotaLine]
                  ) -> Iterator[list[Fix]]:
     yield [_fix(spec, _REDUCE, "workers", n) for n in range(spec.workers - 1, 0, -1)]
     yield [_fix(spec, _REDUCE, "gpus_per_worker", n)
@@ -278,7 +278,7 @@ def _quota_fixes(spec: MPIJobSpec, totals: Totals, failing: list[QuotaLine]
                 yield [_fix(spec, _REDUCE, "memory_per_worker", format_memory(each))]
 
 
-def _hard_quota_fixes(spec: MPIJobSpec, totals: Totals, over: list[QuotaLine],
+def _hard_quota_fixes(spec: JobSpec, totals: Totals, over: list[QuotaLine],
                       sizes: list[NodeSize]) -> Iterator[list[Fix]]:
     """Workers x GPUs reshaped to as many GPUs as the quota holds in all (16 of 16, not 1):
     the Workers kept and fewer GPUs each, or the GPUs each kept (up to a node) and fewer
@@ -308,7 +308,7 @@ def _hard_quota_fixes(spec: MPIJobSpec, totals: Totals, over: list[QuotaLine],
                 keep_processes_in_step(spec, {"workers": workers, "gpus_per_worker": each}))]
 
 
-def _limit_fixes(spec: MPIJobSpec, violations: list[LimitViolation]) -> Iterator[list[Fix]]:
+def _limit_fixes(spec: JobSpec, violations: list[LimitViolation]) -> Iterator[list[Fix]]:
     for violation in violations:
         name = violation.field
         if name not in FIELDS.values() or violation.bound not in ("max", "min"):
@@ -339,7 +339,7 @@ def _round_memory(value: Decimal, rounding: str) -> Decimal:
     return (value / unit).to_integral_value(rounding=rounding) * unit
 
 
-def _node_fixes(spec: MPIJobSpec, totals: Totals, sizes: list[NodeSize]
+def _node_fixes(spec: JobSpec, totals: Totals, sizes: list[NodeSize]
                 ) -> Iterator[list[Fix]]:
     selector = as_dict(spec.node_selector)
     candidates = selected(sizes, selector)
@@ -359,7 +359,7 @@ def _node_fixes(spec: MPIJobSpec, totals: Totals, sizes: list[NodeSize]
     yield list(_split_fixes(spec, totals, candidates))
 
 
-def _split_fixes(spec: MPIJobSpec, totals: Totals, nodes: list[NodeSize]) -> Iterator[Fix]:
+def _split_fixes(spec: JobSpec, totals: Totals, nodes: list[NodeSize]) -> Iterator[Fix]:
     """Smaller Workers, more of them, the same total: the lead resource (GPUs, else CPUs,
     else memory) per Worker as large as a node allows; the others kept, or scaled down."""
     if totals.gpus_per_worker:
@@ -396,7 +396,7 @@ def _split_fixes(spec: MPIJobSpec, totals: Totals, nodes: list[NodeSize]) -> Ite
             yield _split_fix(spec, totals, lead, each, workers, each / amount if scaled else None)
 
 
-def _split_fix(spec: MPIJobSpec, totals: Totals, lead: str, each: Decimal, workers: int,
+def _split_fix(spec: JobSpec, totals: Totals, lead: str, each: Decimal, workers: int,
                factor: Decimal | None) -> Fix:
     changes: dict[str, Any] = {"workers": workers}
     parts: list[str] = []

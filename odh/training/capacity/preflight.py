@@ -17,11 +17,11 @@ from typing import TypeVar
 from odh.training import errors
 from odh.training.capacity.allocation import room_now
 from odh.training.capacity.fit import FitReport, check_fit
-from odh.training.checks.findings import FieldError, ValidationContext
 from odh.training.cluster.client import ClusterClient
+from odh.training.findings import FieldError, ValidationContext
 from odh.training.i18n import _
-from odh.training.kinds import MPIJOB
-from odh.training.spec import MPIJobSpec
+from odh.training.kinds import JobKind, default_kind
+from odh.training.spec import JobSpec
 from odh.training.validation import validate_spec
 
 T = TypeVar("T")
@@ -75,30 +75,31 @@ def object_names(items: list[dict]) -> list[str]:
     return sorted(str((i.get("metadata") or {}).get("name", "")) for i in items)
 
 
-def name_taken(client: ClusterClient, namespace: str, name: str) -> bool:
-    """Is there an MPIJob called `name` in the project? One get, however many jobs the
-    project holds (unknown, when the person may not read it, counts as free: creating
-    says)."""
+def name_taken(client: ClusterClient, namespace: str, name: str,
+               kind: JobKind | None = None) -> bool:
+    """Is there a job of `kind` (the default kind if None) called `name` in the project?
+    One get, however many jobs the project holds (unknown, when the person may not read
+    it, counts as free: creating says)."""
     if not name:
         return False
     try:
-        client.get_job(MPIJOB, namespace, name)
+        client.get_job(kind or default_kind(), namespace, name)
     except (errors.NotFound, errors.Forbidden, errors.Invalid):
         return False
     return True
 
 
 def read_project_facts(client: ClusterClient, namespace: str, visible: bool = True,
-                       name: str = "") -> ProjectFacts:
+                       name: str = "", kind: JobKind | None = None) -> ProjectFacts:
     """The project's facts as `client` may read them (`visible` False: only the cluster's
-    priority classes, for a project the person cannot see); `name`: the job's, checked
+    priority classes, for a project the person cannot see); `name`: the job's (of `kind`), checked
     with one get (`existing_names` holds it when it is taken)."""
     facts = ProjectFacts(namespace=namespace, visible=visible)
     classes = readable(client.list_priority_classes, None)
     facts.priority_classes = object_names(classes) if classes is not None else None
     if not visible:
         return facts
-    facts.existing_names = {name} if name_taken(client, namespace, name) else set()
+    facts.existing_names = {name} if name_taken(client, namespace, name, kind) else set()
     pvcs = readable(lambda: client.list_pvcs(namespace), None)
     facts.pvcs = object_names(pvcs) if pvcs is not None else None
     facts.local_queues = object_names(readable(lambda: client.list_local_queues(namespace), []))
@@ -141,22 +142,25 @@ class Preflight:
         return not self.fit.fits and not self.fit.never_fits
 
 
-def may_create(client: ClusterClient, namespace: str) -> None:
-    """Forbidden, in plain words, unless the person may create MPIJobs in `namespace`."""
-    if not client.can_i("create", MPIJOB.plural, MPIJOB.group, namespace):
-        raise errors.Forbidden(_("You may not create MPIJobs in %(project)s: ask the "
+def may_create(client: ClusterClient, namespace: str, kind: JobKind | None = None) -> None:
+    """Forbidden, in plain words, unless the person may create jobs of `kind` (the default
+    kind if None) in `namespace`."""
+    kind = kind or default_kind()
+    if not client.can_i("create", kind.plural, kind.group, namespace):
+        raise errors.Forbidden(_("You may not create %(kinds)s in %(project)s: ask the "
                                  "project's administrator for the edit role, or choose "
-                                 "another project.") % {"project": namespace}, status=403,
-                               namespace=namespace)
+                                 "another project.") % {"project": namespace,
+                                                        "kinds": kind.plural_label},
+                               status=403, namespace=namespace)
 
 
-def preflight(client: ClusterClient, spec: MPIJobSpec) -> Preflight:
+def preflight(client: ClusterClient, spec: JobSpec) -> Preflight:
     """Validation and the resource check of `spec` in its namespace, with what `client`
     may read (Forbidden first if the person may not create MPIJobs there). Nodes are read
     with the same credentials: where they are refused (people usually may not list nodes),
     the check covers quotas and LimitRanges only."""
-    may_create(client, spec.namespace)
-    facts = read_project_facts(client, spec.namespace, name=spec.name)
+    may_create(client, spec.namespace, spec.kind)
+    facts = read_project_facts(client, spec.namespace, name=spec.name, kind=spec.kind)
     nodes = readable(client.list_nodes, None)
     # the nodes' room now needs every pod of the cluster: an administrator's view
     pods = readable(client.list_pods, None) if nodes else None

@@ -16,7 +16,7 @@ from odh.training.manifests.totals import ZERO, Totals, cpus, gpus, number
 from odh.training.manifests.totals import amount as spec_amount
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 
 COMPUTE = ("cpu", "memory", GPU_RESOURCE)
 # Objects each MPIJob brings along, by the quota resource names that count them.
@@ -58,7 +58,7 @@ def requested(key: str, totals: Totals) -> Decimal | None:
     return None
 
 
-def _selects(expression: dict, spec: MPIJobSpec, best_effort: bool) -> bool:
+def _selects(expression: dict, spec: JobSpec, best_effort: bool) -> bool:
     scope = expression.get("scopeName")
     operator = expression.get("operator", "Exists")
     values = [str(v) for v in as_list(expression.get("values"))]
@@ -72,7 +72,7 @@ def _selects(expression: dict, spec: MPIJobSpec, best_effort: bool) -> bool:
     return matches.get(str(scope), True)
 
 
-def quota_applies(quota: dict, spec: MPIJobSpec, totals: Totals) -> bool:
+def quota_applies(quota: dict, spec: JobSpec, totals: Totals) -> bool:
     best_effort = not (totals.cpu_per_worker or totals.memory_per_worker
                        or totals.gpus_per_worker)
     spec_part = as_dict(quota.get("spec"))
@@ -127,7 +127,7 @@ def requested_text(key: str, value: Decimal) -> str:
     return text
 
 
-def quota_lines(spec: MPIJobSpec, totals: Totals, quotas: list[dict]) -> list[QuotaLine]:
+def quota_lines(spec: JobSpec, totals: Totals, quotas: list[dict]) -> list[QuotaLine]:
     lines = []
     for quota in quotas:
         quota = as_dict(quota)
@@ -199,7 +199,7 @@ def _has_default(limit_ranges: list[dict], resource: str) -> bool:
     return False
 
 
-def unset_compute(spec: MPIJobSpec, quotas: list[dict], limit_ranges: list[dict],
+def unset_compute(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
                   namespace: str) -> list[str]:
     """A quota on CPU or memory refuses pods that do not ask for it (unless a LimitRange
     fills in a default): one problem per resource left empty."""

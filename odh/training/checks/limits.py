@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
-from odh.training.spec import LAUNCHER, WORKER, MPIJobSpec, build_manifest
+from odh.training.spec import LAUNCHER, WORKER, JobSpec, build_manifest
 
 RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 # The spec field that sets each (role, resource).
@@ -98,7 +98,7 @@ def _check(requests: dict[str, Decimal], limits: dict[str, Decimal], item: dict
     return found
 
 
-def limit_violations(spec: MPIJobSpec, limit_ranges: list[dict]) -> list[LimitViolation]:
+def limit_violations(spec: JobSpec, limit_ranges: list[dict]) -> list[LimitViolation]:
     """Every LimitRange bound the job's pods would break (nothing when there are none)."""
     if not limit_ranges:
         return []

@@ -7,7 +7,6 @@ import shlex
 from collections.abc import Iterator
 from decimal import Decimal
 
-from odh.training.checks.findings import WARNING, FieldError, ValidationContext
 from odh.training.checks.images import ImageError, parse_image
 from odh.training.checks.names import (
     DNS1035_LABEL,
@@ -16,18 +15,15 @@ from odh.training.checks.names import (
     max_job_name_length,
 )
 from odh.training.checks.syntax import is_dns1123_label
+from odh.training.findings import WARNING, FieldError, ValidationContext
 from odh.training.i18n import _, ngettext, shown
 from odh.training.quantity import QuantityError, format_cpu, parse_quantity
 from odh.training.spec import (
-    CLEAN_POD_POLICIES,
-    LAUNCHER_CREATION_POLICIES,
-    MPI_IMPLEMENTATIONS,
-    MPIJobSpec,
+    JobSpec,
 )
 
 MAX_GPUS_PER_WORKER = 16
 MAX_SLOTS_PER_WORKER = 1024
-MAX_INT32 = 2**31 - 1
 # Below this no container runtime can start a container (runc refuses less than 4MiB-ish).
 MIN_MEMORY = Decimal(4 * 2**20)
 NAME_EXAMPLE = "bert-finetune"
@@ -46,7 +42,7 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_name(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_name(spec: JobSpec, context: ValidationContext) -> Findings:
     name = text(spec.name)
     values = {"name": shown(name), "example": NAME_EXAMPLE, "namespace": text(spec.namespace)}
     if not name:
@@ -74,7 +70,7 @@ def check_name(spec: MPIJobSpec, context: ValidationContext) -> Findings:
                                    "choose another name.") % values)
 
 
-def check_namespace(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_namespace(spec: JobSpec, context: ValidationContext) -> Findings:
     namespace = text(spec.namespace)
     if not namespace:
         yield FieldError("namespace", _("Choose the project to run the job in."))
@@ -96,14 +92,15 @@ def _image(field: str, reference: str) -> Findings:
                          WARNING)
 
 
-def check_images(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_images(spec: JobSpec, context: ValidationContext) -> Findings:
     image = text(spec.image)
     if not image.strip():
         yield FieldError("image", _('Enter the training image, for example '
                                     '"quay.io/my-team/train:1.0".'))
     else:
         yield from _image("image", image)
-    worker_image = text(spec.worker_image)
+    # a separate image for the Workers, where the kind has one
+    worker_image = text(getattr(spec, "worker_image", ""))
     if worker_image and worker_image != image:
         yield from _image("worker_image", worker_image)
     pull_secret = text(getattr(spec, "image_pull_secret", ""))
@@ -162,7 +159,7 @@ def with_processes(command: list[str], processes: int) -> list[str]:
     return changed
 
 
-def check_command(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_command(spec: JobSpec, context: ValidationContext) -> Findings:
     command = [text(part) for part in spec.command] if isinstance(spec.command, list) else []
     if not command or not command[0].strip():
         yield FieldError("command", _('Enter the command the Launcher runs, for example '
@@ -202,7 +199,7 @@ def check_command(spec: MPIJobSpec, context: ValidationContext) -> Findings:
         yield FieldError("workers", message % values, WARNING)
 
 
-def check_workers(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_workers(spec: JobSpec, context: ValidationContext) -> Findings:
     workers = spec.workers
     if not is_int(workers) or not 1 <= workers <= MAX_WORKERS:
         yield FieldError("workers", _("Number of workers must be a whole number from 1 to "
@@ -244,7 +241,7 @@ def _small_memory(field: str, what: str, raw: str, amount: Decimal) -> FieldErro
                                "least 4Mi.") % values)
 
 
-def check_resources(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_resources(spec: JobSpec, context: ValidationContext) -> Findings:
     for field, kind in _RESOURCE_KINDS.items():
         what = resource_label(field)
         raw = text(getattr(spec, field))
@@ -283,7 +280,7 @@ def _whole_cpus(raw: object) -> int | None:
     return int(amount) if amount >= 1 else None
 
 
-def check_slots(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_slots(spec: JobSpec, context: ValidationContext) -> Findings:
     slots = spec.slots_per_worker
     if slots is None:
         return
@@ -311,34 +308,3 @@ def check_slots(spec: MPIJobSpec, context: ValidationContext) -> Findings:
             "Slots per worker (%(slots)d) is more than CPUs per worker (%(cpus)s): the ranks "
             "share CPUs and run slower; use at most %(cpus)s slots or more CPUs.")
             % {"slots": slots, "cpus": format_cpu(Decimal(cpus))}, WARNING)
-
-
-def check_choices(spec: MPIJobSpec, context: ValidationContext) -> Findings:
-    value = text(spec.mpi_implementation)
-    if value not in MPI_IMPLEMENTATIONS:
-        yield FieldError("mpi_implementation", _('MPI implementation "%(value)s" is not '
-                                                 "supported: choose OpenMPI, Intel or MPICH.")
-                         % {"value": shown(value)})
-    value = text(spec.clean_pod_policy)
-    if value not in CLEAN_POD_POLICIES:
-        yield FieldError("clean_pod_policy", _('Clean-pod policy "%(value)s" is not supported: '
-                                               "choose None, Running or All.")
-                         % {"value": shown(value)})
-    value = text(spec.launcher_creation_policy)
-    if value not in LAUNCHER_CREATION_POLICIES:
-        yield FieldError("launcher_creation_policy", _(
-            'Launcher creation policy "%(value)s" is not supported: choose AtStartup or '
-            "WaitForWorkersReady.") % {"value": shown(value)})
-
-
-def check_run_policy(spec: MPIJobSpec, context: ValidationContext) -> Findings:
-    ttl = spec.ttl_seconds_after_finished
-    if ttl is not None and (not is_int(ttl) or not 0 <= ttl <= MAX_INT32):
-        yield FieldError("ttl_seconds_after_finished", _(
-            "TTL after finished must be a whole number of seconds from 0 to %(max)d, or empty to "
-            "keep the finished Launcher until the job is deleted.") % {"max": MAX_INT32})
-    backoff = spec.backoff_limit
-    if backoff is not None and (not is_int(backoff) or not 0 <= backoff <= MAX_INT32):
-        yield FieldError("backoff_limit", _(
-            "Backoff limit must be a whole number from 0 to %(max)d (how many times a failed "
-            "Launcher is retried), or empty for the default.") % {"max": MAX_INT32})

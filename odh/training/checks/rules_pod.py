@@ -6,7 +6,6 @@ from __future__ import annotations
 import posixpath
 from decimal import Decimal
 
-from odh.training.checks.findings import WARNING, FieldError, ValidationContext
 from odh.training.checks.limits import LimitViolation, limit_violations
 from odh.training.checks.rules_job import Findings, is_int, resource_label, text
 from odh.training.checks.syntax import (
@@ -18,10 +17,11 @@ from odh.training.checks.syntax import (
     qualified_name_problem,
     shown,
 )
+from odh.training.findings import WARNING, FieldError, ValidationContext
 from odh.training.i18n import _
 from odh.training.paths import as_dict, get_path
 from odh.training.quantity import format_cpu, format_memory
-from odh.training.spec import LAUNCHER, ROLES, MPIJobSpec, build_manifest
+from odh.training.spec import LAUNCHER, ROLES, JobSpec, build_manifest
 
 # Set by the MPI Operator on the Launcher and Workers; a value given here is overridden.
 OPERATOR_ENV = ("K_MPI_JOB_ROLE", "OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE",
@@ -42,7 +42,7 @@ def choices(names: set[str]) -> str:
     return listed + (", ..." if len(ordered) > _CHOICES_SHOWN else "")
 
 
-def check_env(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_env(spec: JobSpec, context: ValidationContext) -> Findings:
     seen: set[str] = set()
     for index, env in enumerate(spec.env if isinstance(spec.env, list) else []):
         field = f"env[{index}].name"
@@ -69,7 +69,7 @@ def check_env(spec: MPIJobSpec, context: ValidationContext) -> Findings:
         seen.add(name)
 
 
-def _reserved_paths(spec: MPIJobSpec) -> dict[str, str]:
+def _reserved_paths(spec: JobSpec) -> dict[str, str]:
     ssh = get_path(spec.base, ["spec", "sshAuthMountPath"]) if isinstance(spec.base, dict) \
         else None
     return {MPI_CONFIG_PATH: _("the hostfile"),
@@ -102,7 +102,7 @@ def _check_volume(index: int, volume: object, context: ValidationContext,
             '"datasets/imagenet".') % {"path": shown(sub_path)})
 
 
-def check_volumes(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_volumes(spec: JobSpec, context: ValidationContext) -> Findings:
     volumes = spec.volumes if isinstance(spec.volumes, list) else []
     reserved = _reserved_paths(spec)
     paths: set[str] = set()
@@ -158,7 +158,7 @@ def _check_pairs(field: str, pairs: object, key_message: str, value_message: str
                 yield FieldError(field, value_message % dict(values, problem=problem))
 
 
-def check_metadata(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_metadata(spec: JobSpec, context: ValidationContext) -> Findings:
     yield from _check_pairs("labels", spec.labels, _('Label key "%(key)s" is not valid: '
                                                      "%(problem)s."),
                             _('Label value "%(value)s" (for %(key)s) is not valid: %(problem)s.'),
@@ -173,7 +173,7 @@ def check_metadata(spec: MPIJobSpec, context: ValidationContext) -> Findings:
                                           "shorten them."))
 
 
-def check_placement(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_placement(spec: JobSpec, context: ValidationContext) -> Findings:
     yield from _check_pairs("node_selector", spec.node_selector,
                             _('Node selector key "%(key)s" is not valid: %(problem)s.'),
                             _('Node selector value "%(value)s" (for %(key)s) is not valid: '
@@ -214,7 +214,7 @@ def _label_choice(field: str, value: str, known: set[str] | None, values: dict,
             yield FieldError(field, none_there % values)
 
 
-def _check_queue(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def _check_queue(spec: JobSpec, context: ValidationContext) -> Findings:
     queue = text(spec.queue_name)
     if queue:
         yield from _label_choice(
@@ -319,14 +319,14 @@ def limit_message(violation: LimitViolation) -> str:
     return message % values
 
 
-def check_limit_ranges(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_limit_ranges(spec: JobSpec, context: ValidationContext) -> Findings:
     if not context.limit_ranges or not is_int(spec.workers) or not is_int(spec.gpus_per_worker):
         return
     for violation in limit_violations(spec, context.limit_ranges):
         yield FieldError(violation.field, limit_message(violation))
 
 
-def check_manifest(spec: MPIJobSpec, context: ValidationContext) -> Findings:
+def check_manifest(spec: JobSpec, context: ValidationContext) -> Findings:
     """What only a cloned or imported manifest can get wrong (a generated one cannot)."""
     if not isinstance(spec.base, dict) or not is_int(spec.workers) \
             or not is_int(spec.gpus_per_worker):

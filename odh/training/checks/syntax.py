@@ -16,7 +16,7 @@ import re
 import shlex
 
 from odh.training.i18n import _, shown
-from odh.training.kinds.mpijob.model import Toleration
+from odh.training.spec import Toleration
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253

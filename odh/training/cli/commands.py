@@ -8,7 +8,6 @@ import time
 from typing import TextIO
 
 from odh.training import creating, errors
-from odh.training.checks.findings import errors_of, warnings_of
 from odh.training.cli import BAD_INPUT, OK, REFUSED
 from odh.training.cli.creating import UsageError, fix_flags, spec_from_args, where
 from odh.training.cli.output import (
@@ -21,6 +20,7 @@ from odh.training.cli.output import (
 )
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.durations import format_duration
+from odh.training.findings import errors_of, warnings_of
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, kind_for_slug
 from odh.training.logs.logfollow import (
@@ -45,10 +45,11 @@ def _err(text: str) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.verb == "create":
-        spec = spec_from_args(args, args.name)
-        if not kind_for_slug(args.kind).creatable:
+        kind = kind_for_slug(args.kind)
+        if not kind.creatable:
             raise UsageError(_("Only MPIJobs are created here (as in the dashboard's wizard): "
                                "odh training create mpijob ..."))
+        spec = spec_from_args(args, args.name, kind)
         if args.dry_run == "client":
             return _create_offline(args, spec, out)
     from odh.training.sdk import TrainingClient

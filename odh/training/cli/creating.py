@@ -9,12 +9,13 @@ import sys
 from typing import Any
 
 from odh.training.capacity.fit import Fix
-from odh.training.checks.findings import FieldError
 from odh.training.checks.syntax import read_pairs
+from odh.training.findings import FieldError
 from odh.training.i18n import _
-from odh.training.kinds.mpijob.model import EnvVar, MPIJobSpec
+from odh.training.kinds import JobKind
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.quantity import parse_quantity
+from odh.training.spec import EnvVar, JobSpec
 
 # what a person typed on the command line, by the spec attribute a finding names
 FLAGS = {
@@ -127,9 +128,9 @@ def _command(args: argparse.Namespace) -> list[str]:
     return after_dashes
 
 
-def spec_from_args(args: argparse.Namespace, name: str) -> MPIJobSpec:
+def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpec:
     """The spec that `create` sends: the manifest's (-f) with the flags on top, or the
-    flags alone."""
+    flags alone (a spec of `kind`)."""
     command = _command(args)
     if args.filename:
         if command:
@@ -148,7 +149,7 @@ def spec_from_args(args: argparse.Namespace, name: str) -> MPIJobSpec:
                 "Missing %(what)s: e.g. odh training create mpijob bert --image "
                 "quay.io/team/bert:1.0 --workers 2 --command \"horovodrun -np 2 python "
                 "train.py\"") % {"what": ", ".join(missing)})
-        spec = MPIJobSpec(name=name, image=args.image, command=command)
+        spec = kind.new_spec(name=name, image=args.image, command=command)
     if name:
         spec.name = name
     if args.namespace:

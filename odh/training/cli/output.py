@@ -22,9 +22,9 @@ from odh.training.diagnosis.story import Story, tell
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.i18n import _, ngettext
 from odh.training.jobstatus import JobStatus
-from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
 from odh.training.manifests.totals import totals_for
 from odh.training.quantity import format_cpu, format_memory, format_resources
+from odh.training.spec import ManifestError, read_manifest
 from odh.training.status.summary import JobSummary
 
 FORMATS = ("json", "yaml", "wide")

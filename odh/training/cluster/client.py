@@ -89,8 +89,7 @@ def make_api_client(server: str, token: str, ca_file: str | None = None,
     return k8s.ApiClient(cfg)
 
 
-_NAMED = {"mpijobs": "MPIJob", "pytorchjobs": "PyTorchJob", "tfjobs": "TFJob",
-          "trainjobs": "TrainJob"}
+_NAMED = {k.plural: k.kind for k in KINDS.values()}
 
 
 def _not_found(body: Obj, namespace: str) -> str:

@@ -31,9 +31,9 @@ from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.diagnosis.netpol import blocking_policies
 from odh.training.durations import format_duration
 from odh.training.i18n import _
-from odh.training.kinds.mpijob.manifest import SIDECAR_ANNOTATION
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import format_memory
+from odh.training.spec import SIDECAR_ANNOTATION
 from odh.training.status.pods import (
     JOB_NAME_LABEL,
     JOB_ROLE_LABEL,

@@ -21,11 +21,10 @@ from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import JobFix
 from odh.training.i18n import _, ngettext
 from odh.training.kinds import kind_for_object
-from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
 from odh.training.manifests.totals import amount, gpus
 from odh.training.paths import as_dict, get_path
 from odh.training.quantity import GPU_RESOURCE, format_memory
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec, ManifestError, read_manifest
 
 GI = Decimal(2**30)
 # memory sizes people ask for, in GiB: the next one up is the fix
@@ -36,7 +35,7 @@ _BATCH_FLAGS = ("--batch-size", "--batch_size", "--per_device_train_batch_size",
                 "--micro-batch-size", "--micro_batch_size", "--bs")
 
 
-def spec_of(job: dict) -> MPIJobSpec | None:
+def spec_of(job: dict) -> JobSpec | None:
     """The job as the wizard describes it (MPIJobs only: the others are not cloned here)."""
     kind = kind_for_object(job)
     if kind is None or not kind.creatable:
@@ -72,12 +71,12 @@ def quotas_without_job(quotas: list[dict], pods: list[dict]) -> list[dict]:
     return adjusted
 
 
-def _report(facts: Facts, spec: MPIJobSpec):
+def _report(facts: Facts, spec: JobSpec):
     quotas = quotas_without_job(facts.quotas or [], facts.pods)
     return check_fit(spec, quotas, facts.limit_ranges or [], facts.nodes or [], spec.namespace)
 
 
-def fits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> bool:
+def fits(facts: Facts, spec: JobSpec, changes: dict[str, Any]) -> bool:
     """Does the change bring no new trouble: no quota line, LimitRange bound or node size
     that the job met before and the changed job would not? (What did not fit before, the
     change is not asked to fix: a full GPU quota does not stop a memory fix.)"""
@@ -92,7 +91,7 @@ def fits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> bool:
         len(after.problems) <= len(before.problems)
 
 
-def still_waits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> str:
+def still_waits(facts: Facts, spec: JobSpec, changes: dict[str, Any]) -> str:
     """A note for a fix after which the job still would not fit right now."""
     after = _report(facts, dataclasses.replace(spec, **changes))
     if after.fits:
@@ -101,12 +100,12 @@ def still_waits(facts: Facts, spec: MPIJobSpec, changes: dict[str, Any]) -> str:
              "until it does.") if any(not line.fits for line in after.lines) else ""
 
 
-def _with_np(spec: MPIJobSpec, changes: dict[str, Any]) -> dict[str, Any]:
+def _with_np(spec: JobSpec, changes: dict[str, Any]) -> dict[str, Any]:
     return keep_processes_in_step(spec, changes)
 
 
 # -- memory ---------------------------------------------------------------------------------------
-def memory_fix(facts: Facts, spec: MPIJobSpec, launcher: bool,
+def memory_fix(facts: Facts, spec: JobSpec, launcher: bool,
                peak: float | None) -> JobFix | None:
     """The next memory size up (past the peak seen, when known) that still fits."""
     field = "launcher_memory" if launcher else "memory_per_worker"
@@ -142,7 +141,7 @@ def _batch_flag(command: list[str]) -> tuple[int, str, int, bool] | None:
     return None
 
 
-def batch_size_fix(spec: MPIJobSpec) -> JobFix | None:
+def batch_size_fix(spec: JobSpec) -> JobFix | None:
     """Half the batch size named on the command line (`--batch-size 64` -> 32)."""
     words = [str(w) for w in spec.command]
     found = _batch_flag(words)
@@ -157,13 +156,13 @@ def batch_size_fix(spec: MPIJobSpec) -> JobFix | None:
                   {"command": changed})
 
 
-def batch_size_in_command(spec: MPIJobSpec) -> int | None:
+def batch_size_in_command(spec: JobSpec) -> int | None:
     found = _batch_flag([str(w) for w in spec.command])
     return found[2] if found else None
 
 
 # -- Workers and GPUs -----------------------------------------------------------------------------
-def more_workers_fix(facts: Facts, spec: MPIJobSpec) -> JobFix | None:
+def more_workers_fix(facts: Facts, spec: JobSpec) -> JobFix | None:
     """Twice the Workers (and the GPUs with them), when that fits."""
     if spec.workers < 1:
         return None
@@ -177,7 +176,7 @@ def more_workers_fix(facts: Facts, spec: MPIJobSpec) -> JobFix | None:
     return None
 
 
-def fewer_workers_fix(spec: MPIJobSpec, workers: int, note: str) -> JobFix | None:
+def fewer_workers_fix(spec: JobSpec, workers: int, note: str) -> JobFix | None:
     if not 1 <= workers < spec.workers:
         return None
     label = ngettext("Clone with %(workers)d Worker (now %(now)d)",
@@ -186,7 +185,7 @@ def fewer_workers_fix(spec: MPIJobSpec, workers: int, note: str) -> JobFix | Non
     return JobFix(label, _with_np(spec, {"workers": workers}), note=note)
 
 
-def fit_fixes(facts: Facts, spec: MPIJobSpec) -> list[JobFix]:
+def fit_fixes(facts: Facts, spec: JobSpec) -> list[JobFix]:
     """The wizard's own fixes for a job that does not fit (quota, LimitRange, nodes)."""
     quotas = quotas_without_job(facts.quotas or [], facts.pods)
     report = check_fit(spec, quotas, facts.limit_ranges or [], facts.nodes or [],

@@ -70,7 +70,7 @@ class Action(StrEnum):
 class JobFix:
     """A change to the job's configuration that a clone applies.
 
-    `changes` maps MPIJobSpec attributes to new values (as `odh.training.capacity.fit.Fix` does);
+    `changes` maps JobSpec attributes to new values (as `odh.training.capacity.fit.Fix` does);
     `focus` names the field to open when there is nothing to change for the person but a
     field to correct (the image, the command); `note` is said next to it.
     """

@@ -11,13 +11,15 @@ from odh.training.kinds.base import (
     QUEUE_LABEL,
     JobKind,
 )
-from odh.training.kinds.mpijob.kind import MPIJOB
+from odh.training.kinds.jobspec import JobSpec, ManifestError
+from odh.training.kinds.mpijob import MPIJOB
 from odh.training.kinds.pytorchjob import PYTORCHJOB
 from odh.training.kinds.tfjob import TFJOB
 from odh.training.kinds.trainjob import TRAINJOB
 
 __all__ = ["CREATED_BY_ANNOTATION", "KINDS", "MPIJOB", "PRIORITY_LABEL", "PYTORCHJOB",
-           "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "creatable_kinds", "kind_for_object",
+           "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "JobSpec", "ManifestError",
+           "creatable_kinds", "default_kind", "kind_for_manifest", "kind_for_object",
            "kind_for_slug"]
 
 KINDS: dict[str, JobKind] = {k.slug: k for k in (MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB)}
@@ -41,3 +43,16 @@ def kind_for_object(obj: dict) -> JobKind | None:
 def creatable_kinds() -> list[JobKind]:
     """The kinds the dashboard creates (the wizard, clone, retry, import, the SDK, the CLI)."""
     return [k for k in KINDS.values() if k.creatable]
+
+
+def default_kind() -> JobKind:
+    """The kind made where nothing names one: a new wizard draft, the CLI's and SDK's
+    create without a kind, a pasted manifest of a kind the dashboard does not create (whose
+    reader then says what it expected)."""
+    return creatable_kinds()[0]
+
+
+def kind_for_manifest(manifest: object) -> JobKind:
+    """The creatable kind a manifest is of, or the default kind (see above)."""
+    kind = kind_for_object(manifest) if isinstance(manifest, dict) else None
+    return kind if kind is not None and kind.creatable else default_kind()

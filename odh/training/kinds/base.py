@@ -11,8 +11,10 @@ replica specs keyed by role, pods labelled with their replica type and index.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from odh.training.i18n import LazyText, gettext_lazy
+from odh.training.i18n import LazyText, _, gettext_lazy
+from odh.training.kinds.jobspec import JobSpec, ManifestError, SpecModel
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
@@ -65,17 +67,49 @@ class JobKind:
     # the roles in the order the job's pages list them; the first is the lead: the pod whose
     # log tells the run, and the one `odh training logs` follows by default
     roles: tuple[str, ...] = ()
-    # the dashboard builds, checks, creates, clones, retries and fixes this kind's spec
-    creatable: bool = False
     # the lead (the Launcher) runs mpirun and the Workers only sshd: the Workers are counted
     # apart from it, MPI ranks map to Workers, and the Launcher's exit speaks for the ranks
     runs_mpirun: bool = False
     # the label on its pods that names the job
     pod_job_label: str = JOB_NAME_LABEL
+    # its spec class and manifest: a kind that has one is created here (None: shown only)
+    spec_model: SpecModel | None = None
+
+    @property
+    def creatable(self) -> bool:
+        """The dashboard builds, checks, creates, clones, retries and fixes this kind's spec."""
+        return self.spec_model is not None
+
+    def _model(self) -> SpecModel:
+        if self.spec_model is None:
+            raise ManifestError(_("the dashboard does not create %(kind)s jobs")
+                                % {"kind": self.label})
+        return self.spec_model
+
+    def new_spec(self, **fields: Any) -> JobSpec:
+        """A spec of this kind with these fields (the others at their defaults)."""
+        return self._model().spec_class(**fields)
+
+    def build_manifest(self, spec: JobSpec) -> dict:
+        """The manifest the cluster is sent for a spec of this kind."""
+        return self._model().build(spec)
+
+    def read_manifest(self, manifest: dict) -> JobSpec:
+        """The spec a manifest of this kind describes (ManifestError says what is wrong)."""
+        return self._model().read(manifest)
+
+    def clone_spec(self, spec: JobSpec, new_name: str) -> JobSpec:
+        """A copy under a new name, ready to create (server-written state dropped)."""
+        return self._model().clone(spec, new_name)
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}"
+
+    @property
+    def plural_label(self) -> str:
+        """"MPIJobs": the kind's name is a proper noun, the same in every language."""
+        return f"{self.label}s"
 
     @property
     def lead_role(self) -> str:

@@ -28,7 +28,7 @@ from odh.training.i18n import _, ngettext
 from odh.training.kinds import KINDS, creatable_kinds, kind_for_object
 from odh.training.manifests.safeyaml import UnsafeYAMLError, load_json, load_yaml_documents
 from odh.training.manifests.structure import structure_problems
-from odh.training.spec import MPIJobSpec, clone_spec, read_manifest
+from odh.training.spec import JobSpec, clone_spec, read_manifest
 
 if TYPE_CHECKING:
     from odh.training.cluster.client import ClusterClient
@@ -159,8 +159,8 @@ def _check_kind(manifest: dict) -> None:
             "cleanPodPolicy into runPolicy) and try again.") % values)
 
 
-def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES) -> MPIJobSpec:
-    """The MPIJobSpec a pasted manifest describes; ManifestImportError says what to fix."""
+def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES) -> JobSpec:
+    """The JobSpec a pasted manifest describes; ManifestImportError says what to fix."""
     manifest = _single_object(_documents(_decode(text, max_bytes)))
     _check_kind(manifest)
     problems = structure_problems(manifest)

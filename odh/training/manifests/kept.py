@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from odh.training.kinds.mpijob.manifest import build_manifest
-from odh.training.kinds.mpijob.model import MPIJobSpec
+from odh.training.spec import JobSpec, build_manifest
 
 _REPLICAS = ("spec", "mpiReplicaSpecs")
 
 
-def kept_fields(spec: MPIJobSpec) -> list[str]:
+def kept_fields(spec: JobSpec) -> list[str]:
     """Where the manifest of `spec` carries what the wizard does not show, as readable
     paths ("Worker: spec.serviceAccountName", "spec.runPolicy.schedulingPolicy"), in the
     manifest's order; [] without a base."""

@@ -1,6 +1,6 @@
 """The Python program that creates the same MPIJob through the SDK (the wizard's "SDK code").
 
-Only settings that differ from MPIJobSpec's defaults are written. A spec that carries a
+Only settings that differ from the spec class's defaults are written. A spec that carries a
 manifest with fields the model does not name (a clone, an import, some templates) also
 gets that manifest as `base`, so the program creates exactly what the wizard would.
 """
@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from odh.training.manifests.export import exportable
-from odh.training.spec import EnvVar, MPIJobSpec, PVCVolume, Toleration, build_manifest
+from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration, build_manifest
 from odh.training.spec import volume_name_for as _volume_name_for
 
 WIDTH = 99
@@ -93,7 +93,7 @@ def _changed(obj: Any) -> dict[str, Any]:
     return changed
 
 
-def _base_needed(spec: MPIJobSpec) -> dict | None:
+def _base_needed(spec: JobSpec) -> dict | None:
     """The manifest to pass as base, when the spec's fields alone would build less."""
     if spec.base is None:
         return None
@@ -103,28 +103,30 @@ def _base_needed(spec: MPIJobSpec) -> dict | None:
     return built
 
 
-def sdk_code(spec: MPIJobSpec) -> str:
-    """A runnable program that creates this MPIJob with TrainingClient."""
+def sdk_code(spec: JobSpec) -> str:
+    """A runnable program that creates this job with TrainingClient."""
+    spec_class, kind = type(spec).__name__, spec.kind.label
     settings = _changed(spec)
     base = _base_needed(spec)
     nested = sorted({type(item).__name__ for value in settings.values()
                      if isinstance(value, list) for item in value if isinstance(item, _NESTED)})
-    names = ", ".join(sorted(nested + ["MPIJobSpec", "TrainingClient"]))
+    names = ", ".join(sorted(nested + [spec_class, "TrainingClient"]))
     title = f"{spec.namespace}/{spec.name}" if spec.namespace else spec.name
-    lines = [f'"""Create the MPIJob {_safe_docstring(title)} with the training SDK."""',
+    lines = [f'"""Create the {kind} {_safe_docstring(title)} with the training SDK."""',
              "", f"from odh.training import {names}", ""]
     if base is not None:
-        lines += ["# The manifest this job started from; settings it has that MPIJobSpec does not",
+        lines += ["# The manifest this job started from; settings it has that "
+                  f"{spec_class} does not",
                   "# name are kept as they are.",
                   f"BASE = {literal(base, 0, 'BASE = ')}", ""]
-    lines.append("spec = MPIJobSpec(")
+    lines.append(f"spec = {spec_class}(")
     for key, value in settings.items():
         head = f"{key}="
         lines.append(f"{INDENT}{head}{literal(value, 1, head)},")
     if base is not None:
         lines.append(f"{INDENT}base=BASE,")
-    lines += [")", "", "job = TrainingClient().create_mpijob(spec)",
-              'print("Created MPIJob", job["metadata"]["namespace"] + "/" + '
+    lines += [")", "", f"job = TrainingClient().create_{spec.kind.slug}(spec)",
+              f'print("Created {kind}", job["metadata"]["namespace"] + "/" + '
               'job["metadata"]["name"])', ""]
     return "\n".join(lines)
 

@@ -1,9 +1,10 @@
 """Built-in job templates: a working starting point for each MPI framework people use.
 
-Each template is an MPIJobSpec without name and project. The images that run their SSH
-server as `mpiuser` (the MPI Operator's and Kubeflow Trainer's images) carry a base
-manifest with what the spec model does not name: the non-root user, the SSH key path and
-the Workers' sshd command, so the job built from them runs as their upstream examples do.
+Each template is a spec (of the kind it creates) without name and project. The images
+that run their SSH server as `mpiuser` (the MPI Operator's and Kubeflow Trainer's images)
+carry a base manifest with what the spec model does not name: the non-root user, the SSH
+key path and the Workers' sshd command, so the job built from them runs as their upstream
+examples do.
 Templates start the Launcher once every Worker is ready, so mpirun finds them all.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 
 from odh.training.i18n import LazyText, gettext_lazy
-from odh.training.spec import EnvVar, MPIJobSpec, read_manifest
+from odh.training.spec import EnvVar, JobSpec, new_spec, read_manifest
 
 HOROVOD_IMAGE = "docker.io/horovod/horovod:0.28.1"
 DEEPSPEED_IMAGE = "ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.0.0"
@@ -32,9 +33,9 @@ class JobTemplate:
     # (str()); saved templates carry their own words.
     title: str | LazyText
     description: str | LazyText
-    spec: MPIJobSpec
+    spec: JobSpec
 
-    def new_spec(self, name: str = "", namespace: str = "") -> MPIJobSpec:
+    def new_spec(self, name: str = "", namespace: str = "") -> JobSpec:
         """A fresh copy of the template's spec (base included) under a name and project."""
         spec = copy.deepcopy(self.spec)
         spec.name, spec.namespace = name, namespace
@@ -74,15 +75,15 @@ spec:
 """
 
 
-def _mpiuser_spec(**settings: Any) -> MPIJobSpec:
+def _mpiuser_spec(**settings: Any) -> JobSpec:
     """A spec on the mpiuser base manifest, with the dashboard's defaults and `settings`."""
     defaults = {"clean_pod_policy": "Running", "disable_sidecar_injection": True}
     return dataclasses.replace(read_manifest(yaml.safe_load(_MPIUSER_MANIFEST)),
                                **{**defaults, **settings})
 
 
-def _horovod(script: str, *arguments: str) -> MPIJobSpec:
-    return MPIJobSpec(
+def _horovod(script: str, *arguments: str) -> JobSpec:
+    return new_spec(
         image=HOROVOD_IMAGE,
         command=["horovodrun", "-np", "2", "--hostfile", HOSTFILE, "python", script,
                  *arguments],

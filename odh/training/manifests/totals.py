@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from odh.training.i18n import _, ngettext
 from odh.training.quantity import QuantityError, format_memory, parse_quantity
-from odh.training.spec import MPIJobSpec
+from odh.training.spec import JobSpec
 
 ZERO = Decimal(0)
 
@@ -116,8 +116,8 @@ class Totals:
         return text
 
 
-def totals_for(spec: MPIJobSpec) -> Totals:
-    """The totals of an MPIJobSpec; values validation would refuse count as nothing."""
+def totals_for(spec: JobSpec) -> Totals:
+    """The totals of a spec; values validation would refuse count as nothing."""
     return Totals(workers=whole(spec.workers), cpu_per_worker=amount(spec.cpu_per_worker),
                   memory_per_worker=amount(spec.memory_per_worker),
                   gpus_per_worker=whole(spec.gpus_per_worker),

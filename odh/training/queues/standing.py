@@ -3,7 +3,7 @@ pending ones, what it needs against what is free, and why it waits, read with th
 person's own token (framework-free; the job page, its list row, `describe` and the SDK's
 status use it).
 
-    standing = read_standing(client, MPIJOB, job, may_see=lambda ns: ns == "team-nlp")
+    standing = read_standing(client, kind, job, may_see=lambda ns: ns == "team-nlp")
     standing.sentence()
     # "Queued in team-nlp-queue: position 2 of 5 (ClusterQueue gpu-a100), needs 16 GPUs,
     #  8 free now"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from odh.training.checks.syntax import command_text
 from odh.training.i18n import _
 from odh.training.kinds import kind_for_object
-from odh.training.kinds.mpijob.manifest import ManifestError, read_manifest
 from odh.training.paths import as_dict, as_list, get_path
+from odh.training.spec import ManifestError, read_manifest
 from odh.training.status.pods import role_name
 
 

@@ -197,7 +197,7 @@ def test_may_list_everywhere_is_asked_again_after_a_while(charlie, demo_cluster,
     def answer():
         token = session.token_in(charlie.session[session.KEY])
         return permissions.ANSWERS.get((identity(token), permissions.EVERYWHERE,
-                                        permissions.LIST_MPIJOBS_EVERYWHERE))
+                                        permissions.LIST_JOBS_EVERYWHERE))
 
     cleanup = _grant_cluster_wide(demo_cluster, "test-list-everywhere-ttl", "charlie", [
         {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list"]},

@@ -13,8 +13,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from odh.training.cluster.access import Access
 from odh.training.cluster.client import ClusterClient, Project
-from odh.training.kinds import JobKind
-from odh.training.spec import MPIJobSpec
+from odh.training.kinds import JobKind, default_kind
+from odh.training.spec import JobSpec, new_spec
 from training.models import WizardDraft
 from training.permissions import person_may
 from training.views.jobs import PROJECT_KEY
@@ -31,18 +31,18 @@ def leave(request: HttpRequest, url: str) -> HttpResponse:
     return redirect(url)
 
 
-CREATE_MPIJOBS = Access("create", "mpijobs", "kubeflow.org")
-
-
 def may_share_in(request: HttpRequest, client: ClusterClient, namespace: str,
-                 fresh: bool = False) -> bool:
-    """May this person share a template with everyone in `namespace`? Only if they may
-    create MPIJobs there themselves (a SelfSubjectAccessReview with their token): seeing a
-    project is not enough to put a configuration in front of everyone who works in it.
+                 fresh: bool = False, kind: JobKind | None = None) -> bool:
+    """May this person share a template (of `kind`, the default kind if None) with everyone
+    in `namespace`? Only if they may create such jobs there themselves (a
+    SelfSubjectAccessReview with their token): seeing a project is not enough to put a
+    configuration in front of everyone who works in it.
     `fresh` asks the cluster now rather than reuse an answer of the last minute."""
     if not namespace:
         return False
-    return person_may(request, client, namespace, CREATE_MPIJOBS, fresh=fresh)
+    kind = kind or default_kind()
+    return person_may(request, client, namespace, Access("create", kind.plural, kind.group),
+                      fresh=fresh)
 
 
 def step_title(step: str) -> str:
@@ -116,10 +116,10 @@ def _default_namespace(request: HttpRequest, projects: list[Project],
 
 
 def fresh_data(request: HttpRequest, projects: list[Project],
-               spec: MPIJobSpec | None = None, keep: dict | None = None,
+               spec: JobSpec | None = None, keep: dict | None = None,
                creatable: list[str] | None = None) -> dict:
     """Draft data for a spec (or the defaults), in the person's project unless given one."""
-    data = drafts.data_from_spec(spec or MPIJobSpec())
+    data = drafts.data_from_spec(spec or new_spec())
     keep = keep or {}
     for name in ("namespace", "name"):
         if keep.get(name):

@@ -10,15 +10,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from odh.training import creating, errors
-from odh.training.checks.findings import ValidationContext
 from odh.training.checks.names import fresh_name, random_suffix
 from odh.training.checks.rules_job import check_name
 from odh.training.cluster.client import ClusterClient, Project
-from odh.training.kinds import MPIJOB
+from odh.training.findings import ValidationContext
+from odh.training.kinds import JobKind
 from odh.training.paths import get_path
 from odh.training.spec import (
+    JobSpec,
     ManifestError,
-    MPIJobSpec,
     clone_spec,
     read_manifest,
 )
@@ -46,7 +46,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
     kind = kind_or_404(kind_slug)
     if not kind.creatable:
         return only_mpijobs(request, kind, project, name, "clone")
-    spec, from_history = get_spec_for_user(request, client, project, name)
+    spec, from_history = get_spec_for_user(request, client, project, kind, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
     data = drafts.data_from_spec(clone)
     uid = str(get_path(spec.base, ["metadata", "uid"], "") or "") if not from_history else ""
@@ -60,7 +60,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
         messages.success(request, _("Cloned “%(name)s” with the fix applied: %(fix)s. The "
                                     "changed fields are marked; check them, then create the "
                                     "job.") % {"name": name, "fix": fix.label})
-        warn_of_unknown_fields(request, client, draft.data, draft.base)
+        warn_of_unknown_fields(request, client, draft.data, draft.base, draft.job_kind)
         return redirect(step_url(draft, drafts.step_of(fix.fields[0]) if fix.fields else "review"))
     if request.GET.get("fix"):
         messages.warning(request, _("The suggested fix could not be applied (its link is too "
@@ -75,23 +75,23 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
                                  "copy.") % {"name": name})
     # a job made before its CRD changed (or its history record) may have fields the
     # cluster's MPIJob API no longer has
-    warn_of_unknown_fields(request, client, draft.data, draft.base)
+    warn_of_unknown_fields(request, client, draft.data, draft.base, draft.job_kind)
     return redirect(step_url(draft, "configuration"))
 
 
-def get_spec_for_user(request: HttpRequest, client: ClusterClient, project: str, name: str
-                       ) -> tuple[MPIJobSpec, bool]:
+def get_spec_for_user(request: HttpRequest, client: ClusterClient, project: str,
+                      kind: JobKind, name: str) -> tuple[JobSpec, bool]:
     """The job's spec from the cluster, or (when it was deleted, e.g. by its TTL) from its
     history record: (spec, whether it came from the history). A record of the project as
     it is now only: one deleted and made again under the same name is another project,
     whose records only cluster administrators may copy."""
     try:
-        return _get_live_spec_for_user(client, project, name), False
+        return _get_live_spec_for_user(client, project, kind, name), False
     except errors.NotFound:
-        # The cluster answered 404, not 403: this person may read MPIJobs in the project.
-        record = newest_history(project, MPIJOB, name, project_uid(request, client, project))
+        # The cluster answered 404, not 403: this person may read such jobs in the project.
+        record = newest_history(project, kind, name, project_uid(request, client, project))
         if record is None and cluster_admin(request, client):
-            record = JobHistory.objects.filter(namespace=project, kind=MPIJOB.kind,
+            record = JobHistory.objects.filter(namespace=project, kind=kind.kind,
                                                name=name).first()
         if record is None or not record.spec:
             raise
@@ -101,16 +101,18 @@ def get_spec_for_user(request: HttpRequest, client: ClusterClient, project: str,
             raise Http404(str(e)) from None
 
 
-def _get_live_spec_for_user(client: ClusterClient, project: str, name: str) -> MPIJobSpec:
+def _get_live_spec_for_user(client: ClusterClient, project: str, kind: JobKind,
+                            name: str) -> JobSpec:
     try:
-        job = client.get_job(MPIJOB, project, name)
+        job = client.get_job(kind, project, name)
     except errors.Forbidden as e:
         e.namespace = project
         raise
     except errors.NotFound:
         raise errors.NotFound(
-            _("The MPIJob “%(name)s” no longer exists in project “%(project)s”, and it has "
-              "no history record to copy from.") % {"name": name, "project": project},
+            _("The %(kind)s “%(name)s” no longer exists in project “%(project)s”, and it has "
+              "no history record to copy from.") % {"kind": kind.label, "name": name,
+                                                      "project": project},
             status=404, namespace=project) from None
     try:
         return read_manifest(job)
@@ -118,13 +120,13 @@ def _get_live_spec_for_user(client: ClusterClient, project: str, name: str) -> M
         raise Http404(str(e)) from None
 
 
-def _retry_warning(request: HttpRequest, client: ClusterClient, project: str,
+def _retry_warning(request: HttpRequest, client: ClusterClient, project: str, kind: JobKind,
                    name: str) -> dict:
     """When the job failed (or waits) because of its configuration, Retry says so and
     offers the diagnosis' fixes instead: the same configuration would fail the same way."""
     from odh.training.diagnosis import Culprit
 
-    detail = get_job_for_user(request, client, project, MPIJOB, name)
+    detail = get_job_for_user(request, client, project, kind, name)
     if detail.summary.status != JobStatus.FAILED:
         return {}
     found = diagnoses.for_detail(request, detail)
@@ -135,7 +137,7 @@ def _retry_warning(request: HttpRequest, client: ClusterClient, project: str,
     return {"retry_diagnosis": found, "retry_fixes": [s for s in links if s["action"] == "fix"]}
 
 
-def _retry_name_problems(spec: MPIJobSpec, name: str, new_name: str) -> list[str]:
+def _retry_name_problems(spec: JobSpec, name: str, new_name: str) -> list[str]:
     """What is wrong with the name typed for the retry, in words that say how to fix it."""
     retry = clone_spec(spec, new_name)
     # the job being retried is taken: "already exists in <project>: choose another name"
@@ -149,11 +151,11 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
     if not job_kind.creatable:
         return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
-        spec, from_history = get_spec_for_user(request, client, project, name)
+        spec, from_history = get_spec_for_user(request, client, project, job_kind, name)
         context = {"spec": spec, "summary": checks.summary(spec), "project": project, "name": name,
                    "kind": job_kind}
         if not from_history:
-            context.update(_retry_warning(request, client, project, name))
+            context.update(_retry_warning(request, client, project, job_kind, name))
         if request.method == "GET":
             context["new_name"] = fresh_name(name, random_suffix(), max(spec.workers, 1))
             return render(request, "training/job_retry.html", context)
@@ -179,4 +181,4 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
             return render(request, "training/job_retry.html", context)
     messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the same "
                                 "configuration.") % {"name": name, "new": new_name})
-    return redirect("training-job-detail", project, MPIJOB.slug, new_name)
+    return redirect("training-job-detail", project, job_kind.slug, new_name)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from odh.training import creating, errors
-from odh.training.spec import MPIJobSpec, build_manifest
+from odh.training.spec import JobSpec, build_manifest
 from training import mutations
 from training.cluster import user_client
 from training.models import JobTemplate
@@ -40,7 +40,7 @@ def refusal_problem(refused: creating.CreateRefused) -> dict:
             "step": step if step in ("configuration", "resources") else ""}
 
 
-def create_problem(e: errors.ClusterError | creating.CreateRefused, spec: MPIJobSpec) -> dict:
+def create_problem(e: errors.ClusterError | creating.CreateRefused, spec: JobSpec) -> dict:
     """What went wrong, for the review page, in words that say what to do."""
     if isinstance(e, creating.CreateRefused):
         return refusal_problem(e)
@@ -78,7 +78,7 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
-                                                         projects)
+                                                         projects, draft.job_kind)
         if checks.errors_in(found, "review"):
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_blocked": True})
@@ -125,7 +125,7 @@ def job_new_save_template(request: HttpRequest, key) -> HttpResponse:
         if not form.is_valid():
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"template_form": form, "template_open": True})
-    read = drafts.spec_from_data(draft.data, draft.base)
+    read = drafts.spec_from_data(draft.data, draft.base, draft.job_kind)
     spec = read.spec
     spec.name, spec.namespace, spec.created_by = "", "", ""
     try:

@@ -42,7 +42,8 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
     data = _merge_posted(request, draft, only=name)
     with user_client(request) as client:
         projects = projects_for_user(request, client)
-        _facts, _spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
+        _facts, _spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
+                                                              draft.job_kind)
     entry = found.get(name, {"errors": [], "warnings": []})
     response = render(request, "training/wizard/parts.html#field-message-body", {
         "message_id": f"id_{name}-message", "errors": entry["errors"],
@@ -64,7 +65,7 @@ def job_new_check(request: HttpRequest, key) -> HttpResponse:
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
-                                                         projects)
+                                                         projects, draft.job_kind)
         forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
     return render(request, "training/wizard/parts.html#resource-check", {
         "draft": draft, **checks.fit_context(spec, facts, found), "facts": facts,
@@ -82,7 +83,7 @@ def job_new_fix(request: HttpRequest, key) -> HttpResponse:
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
-                                                         projects)
+                                                         projects, draft.job_kind)
         fit = checks.fit_for(spec, facts, found)
     index = params.index(request.POST.get("fix", ""))
     if fit is None or index is None or index >= len(fit.fixes):

@@ -17,11 +17,12 @@ from django_htmx.http import push_url
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient, Project
+from odh.training.kinds import JobKind
 from odh.training.manifests import templates as builtin_templates
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message, without_fields
 from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
-from odh.training.spec import MPIJobSpec, build_manifest, manifest_yaml
+from odh.training.spec import JobSpec, build_manifest, manifest_yaml
 from training import permissions
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
@@ -47,7 +48,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     else:
         assert draft is not None
         data = draft.data
-        facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects)
+        facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
+                                                            draft.job_kind)
         if not data.get("queue_name") and not data.get("_queue_offered") \
                 and facts.local_queues and step != "configuration":
             # once, where Kueue governs the project: its default queue, if it has one (a
@@ -55,7 +57,7 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             data["queue_name"] = wizard_queue.default_queue(facts.local_queues)
             data["_queue_offered"] = True
             draft.save()
-            spec, found = checks.check_draft(data, draft.base, facts, projects)
+            spec, found = checks.check_draft(data, draft.base, facts, projects, draft.job_kind)
         shown = _with_fix_notes(checks.shown_messages(found, data, step,
                                                       step in submitted_steps(draft)), data)
         validate_url = reverse("training-job-new-validate", args=[draft.key])
@@ -118,7 +120,7 @@ def _form_data(data: dict, names) -> dict:
     return {name: data.get(name, "") for name in names}
 
 
-def _resources_context(data: dict, spec: MPIJobSpec, facts: checks.ProjectFacts, validate_url: str,
+def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
                        shown: dict) -> dict:
     form = ResourcesForm(data=_form_data(data, drafts.RESOURCE_FIELDS),
                          validate_url=validate_url, messages=shown)
@@ -188,7 +190,7 @@ def _may_share(request: HttpRequest, client: ClusterClient, namespace: str) -> b
         return False
 
 
-def unknown_fields_for(client: ClusterClient, spec: MPIJobSpec,
+def unknown_fields_for(client: ClusterClient, spec: JobSpec,
                        manifest: dict | None) -> list[str]:
     """The fields of the job's manifest that the cluster's MPIJob API does not declare
     (asked of the API server: see `odh.training.manifests.importing.unknown_fields`). Only a
@@ -209,13 +211,13 @@ def unknown_fields_for(client: ClusterClient, spec: MPIJobSpec,
 
 
 def warn_of_unknown_fields(request: HttpRequest, client: ClusterClient, data: dict,
-                           base: dict | None) -> None:
+                           base: dict | None, kind: JobKind | None = None) -> None:
     """When an imported or cloned manifest is opened: a warning naming the fields the
     cluster would drop (`unknown_fields_for`), shown on the next page. The Review step
     says it again, for the job as it is then."""
     if base is None:
         return
-    spec = drafts.spec_from_data(data, base).spec
+    spec = drafts.spec_from_data(data, base, kind).spec
     spec.created_by = request.user.get_username()
     try:
         manifest = build_manifest(spec)
@@ -228,7 +230,7 @@ def warn_of_unknown_fields(request: HttpRequest, client: ClusterClient, data: di
 
 
 def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
-                    spec: MPIJobSpec, found: dict) -> dict:
+                    spec: JobSpec, found: dict) -> dict:
     blocking = checks.errors_in(found, "review")
     problems = []
     for name, m in blocking.items():

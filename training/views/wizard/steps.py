@@ -80,7 +80,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
                                 extra={"import_form": form, "import_error": str(e)})
         data = fresh_data(request, projects, spec, creatable=creatable)
         response = _begin(request, draft, data, "import", spec.base)
-        warn_of_unknown_fields(request, client, data, spec.base)
+        warn_of_unknown_fields(request, client, data, spec.base, spec.kind)
         return response
     if post.get("template"):
         template = builtin_templates.template_by_slug(post["template"])
@@ -186,7 +186,8 @@ def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
 def _check_step(request: HttpRequest, draft: WizardDraft, step: str, client: ClusterClient,
                 projects: list[Project]) -> HttpResponse:
     """Next: on to the next step, or this one again with its messages."""
-    _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base, projects)
+    _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base, projects,
+                                                        draft.job_kind)
     if checks.errors_in(found, step):
         draft.data["_submitted"] = sorted({*submitted_steps(draft), step})
         draft.save()

@@ -1,6 +1,7 @@
 """The MPIJob (`kubeflow.org/v2beta1`, the MPI Operator): a Launcher that runs mpirun and
 Workers that run sshd. The one kind the dashboard creates; its spec model and manifest are
-beside this module (model.py, manifest.py)."""
+beside this module (model.py, manifest.py), and the package's __init__ makes the kind of
+all three (`MPIJOB`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from dataclasses import dataclass
 
 from odh.training.i18n import LazyText, gettext_lazy
 from odh.training.kinds.base import JOB_ROLE_LABEL, JobKind, role_name
+
+GROUP, VERSION, KIND = "kubeflow.org", "v2beta1", "MPIJob"
+API_VERSION = f"{GROUP}/{VERSION}"
 
 
 @dataclass(frozen=True)
@@ -28,9 +32,3 @@ class MPIJobKind(JobKind):
         # the pod <job>-launcher itself)
         return rf"{escaped_name}-(launcher(-[a-z0-9]{{5}})?|worker-[0-9]+)"
 
-
-MPIJOB = MPIJobKind(
-    slug="mpijob", kind="MPIJob", group="kubeflow.org", version="v2beta1", plural="mpijobs",
-    replica_specs_field="mpiReplicaSpecs", label="MPIJob", operator_name="mpi-operator",
-    roles=("Launcher", "Worker"), creatable=True, runs_mpirun=True,
-)

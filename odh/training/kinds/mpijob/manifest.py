@@ -17,25 +17,14 @@ from collections.abc import Callable
 
 from odh.training.i18n import _
 from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
-from odh.training.kinds.mpijob.kind import MPIJOB
-from odh.training.kinds.mpijob.model import (
-    LAUNCHER,
-    ROLES,
-    WORKER,
-    EnvVar,
-    MPIJobSpec,
-    PVCVolume,
-    Toleration,
-)
+from odh.training.kinds.jobspec import EnvVar, ManifestError, PVCVolume, Toleration
+from odh.training.kinds.mpijob.kind import API_VERSION, KIND
+from odh.training.kinds.mpijob.model import LAUNCHER, ROLES, WORKER, MPIJobSpec
 from odh.training.paths import as_dict, as_list, get_path, put_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 
 SIDECAR_ANNOTATION = "sidecar.istio.io/inject"
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-class ManifestError(ValueError):
-    """A manifest that is not a kubeflow.org/v2beta1 MPIJob."""
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -109,10 +98,10 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
     """The spec a manifest describes; a copy of the manifest becomes the spec's base."""
     if not isinstance(manifest, dict):
         raise ManifestError(_("an MPIJob manifest must be a mapping"))
-    if manifest.get("kind") != MPIJOB.kind or manifest.get("apiVersion") != MPIJOB.api_version:
+    if manifest.get("kind") != KIND or manifest.get("apiVersion") != API_VERSION:
         raise ManifestError(
             _("expected kind MPIJob with apiVersion %(expected)s, got kind %(kind)r with "
-              "apiVersion %(api_version)r") % {"expected": MPIJOB.api_version,
+              "apiVersion %(api_version)r") % {"expected": API_VERSION,
                                                "kind": manifest.get("kind"),
                                                "api_version": manifest.get("apiVersion")})
     meta = as_dict(manifest.get("metadata"))
@@ -391,7 +380,7 @@ def _generate(spec: MPIJobSpec) -> dict:
     # and the Job controller deletes it when it gives up, log and exit code included.
     launcher["restartPolicy"] = "Never"
     manifest = {
-        "apiVersion": MPIJOB.api_version, "kind": MPIJOB.kind, "metadata": {},
+        "apiVersion": API_VERSION, "kind": KIND, "metadata": {},
         "spec": {"mpiReplicaSpecs": {LAUNCHER: launcher, WORKER: replica(WORKER, spec.workers)}},
     }
     for _setting, write in _WRITERS:

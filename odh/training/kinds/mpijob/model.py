@@ -6,88 +6,17 @@
 
 from __future__ import annotations
 
-import copy
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, JobKind
-from odh.training.kinds.mpijob.kind import MPIJOB
+from odh.training.kinds.jobspec import EnvVar, PVCVolume, Toleration
 
 LAUNCHER, WORKER = "Launcher", "Worker"
 ROLES = (LAUNCHER, WORKER)
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 CLEAN_POD_POLICIES = ("Running", "All", "None")
 LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
-
-
-@dataclass
-class EnvVar:
-    name: str
-    value: str = ""
-    # A valueFrom block (secretKeyRef, fieldRef...) kept as the API writes it.
-    value_from: dict | None = None
-
-    def to_manifest(self) -> dict:
-        if self.value_from:
-            return {"name": self.name, "valueFrom": copy.deepcopy(self.value_from)}
-        return {"name": self.name, "value": self.value}
-
-    @classmethod
-    def from_manifest(cls, entry: dict) -> EnvVar:
-        value = entry.get("value")
-        value_from = entry.get("valueFrom")
-        return cls(name=str(entry.get("name", "")), value="" if value is None else str(value),
-                   value_from=copy.deepcopy(value_from) if isinstance(value_from, dict) else None)
-
-
-def volume_name_for(claim_name: str) -> str:
-    """A pod volume name for a claim; prefixed so it cannot clash with the operator's own
-    `ssh-auth` and `mpi-job-config` volumes."""
-    stem = re.sub(r"[^a-z0-9-]+", "-", claim_name.lower()).strip("-")
-    return f"pvc-{stem}"[:63].rstrip("-")
-
-
-@dataclass
-class PVCVolume:
-    claim_name: str
-    mount_path: str
-    read_only: bool = False
-    name: str = ""
-    sub_path: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            self.name = volume_name_for(self.claim_name)
-
-
-@dataclass
-class Toleration:
-    key: str
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
-    seconds: int | None = None
-
-    def to_manifest(self) -> dict:
-        entry: dict = {}
-        if self.key:
-            entry["key"] = self.key
-        entry["operator"] = self.operator
-        if self.value:
-            entry["value"] = self.value
-        if self.effect:
-            entry["effect"] = self.effect
-        if self.seconds is not None:
-            entry["tolerationSeconds"] = self.seconds
-        return entry
-
-    @classmethod
-    def from_manifest(cls, entry: dict) -> Toleration:
-        seconds = entry.get("tolerationSeconds")
-        return cls(key=str(entry.get("key", "")), operator=str(entry.get("operator", "Equal")),
-                   value=str(entry.get("value", "")), effect=str(entry.get("effect", "")),
-                   seconds=seconds if isinstance(seconds, int) else None)
 
 
 @dataclass
@@ -100,7 +29,7 @@ class MPIJobSpec:
     """
 
     # the kind this spec describes: what creates, lists and audits it ask
-    kind: ClassVar[JobKind] = MPIJOB
+    kind: ClassVar[JobKind]  # bound to MPIJOB where the kind is made (kinds/mpijob/__init__.py)
 
     name: str = ""
     namespace: str = ""

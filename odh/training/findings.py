@@ -10,9 +10,9 @@ WARNING = "warning"
 
 @dataclass(frozen=True)
 class FieldError:
-    """A problem with one field of an MPIJobSpec, in words that say how to fix it.
+    """A problem with one field of a spec, in words that say how to fix it.
 
-    `field` is the MPIJobSpec attribute ("workers"), an item of a list attribute
+    `field` is the spec attribute ("workers"), an item of a list attribute
     ("env[2].name", "volumes[0].mount_path", "tolerations[1].effect"), or "manifest" for
     settings only a cloned or imported manifest can carry. `severity` is "error" (the
     cluster or the MPI Operator would refuse the job, or it cannot work: blocks creating)

@@ -1,0 +1,150 @@
+"""The spec of a job as a person describes it, whatever its kind: what the shared checks,
+the fit and quota rules, the wizard's steps, the review and the create path read from a
+spec (`JobSpec`), the parts of a pod every kind's spec is made of (env, volumes,
+tolerations), and how a kind builds and reads its manifest (`SpecModel`, which a kind the
+dashboard creates carries: `JobKind.spec_model`).
+
+A kind's own spec class (MPIJobSpec in kinds/mpijob/model.py) has these fields and may add
+its own; only its kind's package imports it. Code elsewhere gets a spec from the kind
+(`kind.new_spec(...)`, `kind.read_manifest(...)`) and reads it through `JobSpec`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from odh.training.kinds.base import JobKind
+
+
+class ManifestError(ValueError):
+    """A manifest the dashboard cannot read as a job of a kind it creates."""
+
+
+@dataclass
+class EnvVar:
+    name: str
+    value: str = ""
+    # A valueFrom block (secretKeyRef, fieldRef...) kept as the API writes it.
+    value_from: dict | None = None
+
+    def to_manifest(self) -> dict:
+        if self.value_from:
+            return {"name": self.name, "valueFrom": copy.deepcopy(self.value_from)}
+        return {"name": self.name, "value": self.value}
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> EnvVar:
+        value = entry.get("value")
+        value_from = entry.get("valueFrom")
+        return cls(name=str(entry.get("name", "")), value="" if value is None else str(value),
+                   value_from=copy.deepcopy(value_from) if isinstance(value_from, dict) else None)
+
+
+def volume_name_for(claim_name: str) -> str:
+    """A pod volume name for a claim; prefixed so it cannot clash with the operator's own
+    `ssh-auth` and `mpi-job-config` volumes."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", claim_name.lower()).strip("-")
+    return f"pvc-{stem}"[:63].rstrip("-")
+
+
+@dataclass
+class PVCVolume:
+    claim_name: str
+    mount_path: str
+    read_only: bool = False
+    name: str = ""
+    sub_path: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = volume_name_for(self.claim_name)
+
+
+@dataclass
+class Toleration:
+    key: str
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    seconds: int | None = None
+
+    def to_manifest(self) -> dict:
+        entry: dict = {}
+        if self.key:
+            entry["key"] = self.key
+        entry["operator"] = self.operator
+        if self.value:
+            entry["value"] = self.value
+        if self.effect:
+            entry["effect"] = self.effect
+        if self.seconds is not None:
+            entry["tolerationSeconds"] = self.seconds
+        return entry
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> Toleration:
+        seconds = entry.get("tolerationSeconds")
+        return cls(key=str(entry.get("key", "")), operator=str(entry.get("operator", "Equal")),
+                   value=str(entry.get("value", "")), effect=str(entry.get("effect", "")),
+                   seconds=seconds if isinstance(seconds, int) else None)
+
+
+class JobSpec(Protocol):
+    """A job as a person describes it: Workers (a kind's nodes) of one size, the lead pod's
+    size (the Launcher's; "" where a kind has none), what runs, where, and in which queue.
+
+    Resource strings are Kubernetes quantities; "" means "not set". `slots_per_worker` is
+    the processes each Worker runs (None: the kind's default, `effective_slots`). `base`
+    is the manifest the spec was read from, whose other fields a rebuild keeps.
+    """
+
+    kind: ClassVar[JobKind]
+    name: str
+    namespace: str
+    image: str
+    command: list[str]
+    workers: int
+    cpu_per_worker: str
+    memory_per_worker: str
+    gpus_per_worker: int
+    launcher_cpu: str
+    launcher_memory: str
+    slots_per_worker: int | None
+    env: list[EnvVar]
+    volumes: list[PVCVolume]
+    node_selector: dict[str, str]
+    tolerations: list[Toleration]
+    priority_class: str
+    queue_name: str
+    queue_priority: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    created_by: str
+    image_pull_secret: str
+    base: dict | None
+
+    @property
+    def default_slots(self) -> int: ...
+
+    @property
+    def effective_slots(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class SpecModel:
+    """How the dashboard makes a kind's jobs: its spec class, the manifest built from a spec,
+    the spec read from a manifest (ManifestError says what is wrong), and a copy under a
+    new name with what the cluster wrote about the original dropped."""
+
+    spec_class: Callable[..., Any]
+    build: Callable[[Any], dict]
+    read: Callable[[dict], Any]
+    clone: Callable[[Any, str], Any]
+    # the checks of settings only this kind has (after the shared rules of validation.py):
+    # rule(spec, ValidationContext) -> FieldErrors
+    rules: tuple[Callable[[Any, Any], Iterable[Any]], ...] = ()
