@@ -286,7 +286,8 @@ class JobState(models.Model):
     a job in another status moves the row with a conditional update; only the one whose
     update changed the row records the transition, so it is recorded once however many
     watchers saw it. `since` (when the job says the status began) keeps a watcher that is
-    behind from moving the row back."""
+    behind from moving the row back. The row of a deleted job is pruned a day after its
+    deletion (`updated`); its transitions stay."""
 
     uid = models.CharField(max_length=64, unique=True)
     namespace = models.CharField(max_length=253)
@@ -324,7 +325,10 @@ class JobTransition(models.Model):
 
     class Meta:
         ordering = ["-recorded", "-id"]
-        indexes = [models.Index(fields=["namespace", "kind", "name"])]
+        indexes = [models.Index(fields=["namespace", "kind", "name"]),
+                   # the recorder's audit pass, every 2 s: the few not yet audited
+                   models.Index(fields=["recorded"], condition=models.Q(audited=False),
+                                name="jobtransition_unaudited_idx")]
 
     def __str__(self) -> str:
         return (f"{self.kind} {self.namespace}/{self.name}: {self.from_status or '(new)'} -> "

@@ -1,14 +1,21 @@
 """The hub's transition recorder (training/live/hub/transitions.py) with a stand-in
-database: what it hands to the claim, and how it copes with a database that refuses."""
+database: what it hands to the claim, how it copes with a database that refuses, and when
+it prunes the rows of deleted jobs."""
 
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from odh.training.status.summarize import summarize
 from tests.waiting import wait_until
-from training.live.hub.transitions import DELETED, Claim, Sighting, TransitionRecorder
+from training.live.hub.transitions import (
+    DELETED,
+    PRUNE_EVERY,
+    Claim,
+    Sighting,
+    TransitionRecorder,
+)
 
 
 def _job(name: str, status: str | None = None, at: str = "2026-05-01T11:00:00Z"):
@@ -54,9 +61,26 @@ class FlakyDatabase:
         return [s for s in self.rows.values() if s.kind in kinds]
 
 
-def _recorder(db: FlakyDatabase) -> TransitionRecorder:
+class Clock:
+    """The recorder's wall clock, moved by the test."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self.lock:
+            return self.now
+
+    def advance(self, by: timedelta) -> None:
+        with self.lock:
+            self.now += by
+
+
+def _recorder(db: FlakyDatabase, **parts) -> TransitionRecorder:
+    parts.setdefault("prune", None)
     return TransitionRecorder(db.claim, audit_seen=None, known=db.known,
-                              recorded_of_kinds=db.recorded_of_kinds).start()
+                              recorded_of_kinds=db.recorded_of_kinds, **parts).start()
 
 
 def test_each_new_status_is_claimed_once_however_often_it_is_seen():
@@ -123,5 +147,35 @@ def test_a_finished_job_another_watcher_recorded_is_found():
         wait_until(recorder.idle)
         assert (recorder.stats()["found"], recorder.stats()["written"]) == (1, 0)
         assert db.transitions == []
+    finally:
+        recorder.stop()
+
+
+def test_the_rows_of_deleted_jobs_are_pruned_on_the_recorders_thread_hourly():
+    db = FlakyDatabase()
+    clock = Clock(datetime(2026, 5, 2, 12, tzinfo=UTC))
+    started = clock()
+    pruned_at: list[datetime] = []
+
+    def prune(now: datetime) -> int:
+        pruned_at.append(now)
+        if len(pruned_at) == 1:
+            raise ConnectionError("the database is restarting")
+        return 3
+
+    recorder = _recorder(db, prune=prune, clock=clock)
+    try:
+        wait_until(lambda: pruned_at == [started])  # at once, with the recorder's clock
+        # a prune that failed stops neither the thread nor the claims, and is not tried
+        # again before the hour is out
+        clock.advance(PRUNE_EVERY - timedelta(seconds=1))
+        recorder.saw(*_job("a"))
+        wait_until(lambda: recorder.idle() and db.transitions == [("a", "", "Pending")])
+        assert pruned_at == [started] and recorder.stats()["pruned"] == 0
+        clock.advance(timedelta(seconds=1))
+        wait_until(lambda: len(pruned_at) == 2)
+        assert pruned_at[1] == started + PRUNE_EVERY
+        wait_until(lambda: recorder.stats()["pruned"] == 3)
+        assert recorder.alive
     finally:
         recorder.stop()

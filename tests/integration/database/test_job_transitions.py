@@ -1,7 +1,8 @@
 """Claiming a job transition in the database (training/live/hub/transitions.py): each change
 of a job's status recorded once, whoever sees it and in whatever order; the history of a
 finished job written with its transition; creations and deletions the dashboard did not
-make told to the audit trail as "seen", once. Run on SQLite here and on PostgreSQL by
+make told to the audit trail as "seen", once, found by their own index; the rows of jobs
+deleted a day ago pruned, their transitions kept. Run on SQLite here and on PostgreSQL by
 test_on_postgresql.py."""
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from django.db import connection
 from odh.training.status.summarize import summarize
 from training.live.hub.transitions import (
     AUDIT_GRACE,
+    PRUNE_AFTER,
     Sighting,
     audit_seen_with_orm,
     claim_with_orm,
+    due_for_audit,
+    prune_with_orm,
 )
-from training.models import AuditEvent, JobHistory, JobTransition
+from training.models import AuditEvent, JobHistory, JobState, JobTransition
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -115,3 +119,72 @@ def test_creations_and_deletions_made_elsewhere_are_audited_as_seen_once():
         "verb", "name", "username"))
     assert seen == [("create", "from-kubectl", "alice"), ("delete", "from-kubectl", "")]
     assert not AuditEvent.objects.filter(name="from-wizard", outcome="seen").exists()
+
+
+def test_it_finds_the_transitions_to_audit_by_their_own_index():
+    # the audit pass runs every 2 s against every transition ever recorded, nearly all
+    # audited long ago: the planner, told so (ANALYZE), reads only the few that are not
+    now = datetime.now(UTC)
+    JobTransition.objects.bulk_create(
+        JobTransition(uid=f"uid-{i}", namespace="team-nlp", kind="MPIJob", name=f"job-{i}",
+                      from_status="Running", to_status="Succeeded", at=now,
+                      audited=i % 100 != 0)
+        for i in range(1000))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    later = now + AUDIT_GRACE + timedelta(seconds=1)
+    assert due_for_audit(later).count() == 10
+    plan = due_for_audit(later)[:200].explain()
+    assert "jobtransition_unaudited_idx" in plan, plan
+
+
+def test_it_prunes_the_rows_of_jobs_deleted_a_day_ago_and_keeps_their_transitions():
+    running = _sighting("Running")
+    claim_with_orm(running)
+    claim_with_orm(_sighting("Running", name="alive", uid="uid-alive"))
+    claim_with_orm(running.deleted(datetime.now(UTC)))
+    assert prune_with_orm(datetime.now(UTC) + PRUNE_AFTER - timedelta(minutes=1)) == 0
+    assert prune_with_orm(datetime.now(UTC) + PRUNE_AFTER + timedelta(seconds=1)) == 1
+    # the job still there is kept however long its status has not changed
+    assert list(JobState.objects.values_list("uid", flat=True)) == ["uid-alive"]
+    # then another watcher sees the deletion, one that is behind sees the job running, or
+    # finished: nothing is recorded and the row does not come back
+    assert claim_with_orm(running.deleted(datetime.now(UTC))).transition is None
+    assert claim_with_orm(running).transition is None
+    assert claim_with_orm(_sighting("Failed", at="2026-05-01T11:30:00Z")).transition is None
+    assert not JobState.objects.filter(uid="uid-bert").exists()
+    assert list(JobTransition.objects.filter(uid="uid-bert").order_by("id").values_list(
+        "from_status", "to_status")) == [("", "Running"), ("Running", "Deleted")]
+    assert not JobHistory.objects.filter(uid="uid-bert").exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="SQLite lets one writer in at a time: no race to lose")
+def test_it_records_nothing_more_of_a_deleted_job_whose_row_is_pruned_meanwhile():
+    running = _sighting("Running")
+    claim_with_orm(running)
+    deleted = running.deleted(datetime.now(UTC))
+    claim_with_orm(deleted)
+    later = datetime.now(UTC) + PRUNE_AFTER + timedelta(seconds=1)
+    start, claims, pruned = threading.Barrier(5), [], []
+
+    def race(work) -> None:
+        try:
+            start.wait()
+            work()
+        finally:
+            connection.close()
+
+    # two watchers seeing the deletion again and two that are behind, around the prune
+    works = [lambda: pruned.append(prune_with_orm(later))] + [
+        lambda s=s: claims.append(claim_with_orm(s)) for s in (deleted, deleted, running,
+                                                                running)]
+    threads = [threading.Thread(target=race, args=(work,)) for work in works]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert pruned == [1] and len(claims) == 4
+    assert all(c.transition is None for c in claims)
+    assert not JobState.objects.filter(uid="uid-bert").exists()
+    assert _events() == [("", "Running"), ("Running", "Deleted")]

@@ -24,6 +24,9 @@ before it sends it:
   (`AUDIT_GRACE`, time for the dashboard's own audit row to be written) the recorder tells
   the audit trail about those the dashboard did not make: an `AuditEvent` with outcome
   "seen", the creator the job's annotation names (training/models.py).
+- A deleted job's `JobState` row is deleted a day after (`PRUNE_AFTER`, by the same
+  thread, hourly); its transitions stay, as the job history. A sighting of that uid later
+  (a watcher that was behind) finds the transition to "Deleted" and records nothing.
 
 A claim that fails (the database away) is tried again with back-off (1 s doubling to 60 s)
 with the latest sighting of each job. The thread uses Django's ORM as a request would:
@@ -37,10 +40,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odh.training.status.summary import JobStatus, JobSummary
 from training.live.hub.background import Background
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
 log = logging.getLogger("training.live.hub")
 
@@ -51,6 +57,10 @@ DELETED = "Deleted"
 # dashboard writes its own row just after the cluster answered
 AUDIT_GRACE = timedelta(seconds=10)
 AUDIT_EVERY = 2.0
+# a deleted job's JobState row outlives its deletion by this much: the watchers still
+# sighting it by then find the transition to "Deleted" instead (claim_with_orm)
+PRUNE_AFTER = timedelta(days=1)
+PRUNE_EVERY = timedelta(hours=1)
 _LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 # within one second (the API's timestamps), the order a job moves in
 _RANK = {"Pending": 0, "Suspended": 1, "Running": 2, "Succeeded": 3, "Failed": 3, DELETED: 4}
@@ -130,7 +140,10 @@ def _claim(sighting: Sighting, project_uid: str) -> Claim:
                 state = JobState.objects.select_for_update().filter(uid=sighting.uid).first()
                 if state is None:
                     if sighting.status == DELETED:
-                        return Claim()  # never recorded: nothing to say of its end
+                        return Claim()  # never recorded, or pruned: nothing to say of its end
+                    if JobTransition.objects.filter(uid=sighting.uid,
+                                                    to_status=DELETED).exists():
+                        return Claim()  # its row was pruned: deleted stays deleted
                     JobState.objects.create(
                         uid=sighting.uid, namespace=sighting.namespace, kind=sighting.kind,
                         name=sighting.name, status=sighting.status, since=sighting.since)
@@ -162,6 +175,15 @@ def _claim(sighting: Sighting, project_uid: str) -> Claim:
     return Claim()
 
 
+def due_for_audit(now: datetime) -> QuerySet:
+    """The creations and deletions not yet told to the audit trail, past `AUDIT_GRACE`,
+    first recorded first: the audit pass's query (the index jobtransition_unaudited_idx)."""
+    from training.models import JobTransition
+
+    return JobTransition.objects.filter(
+        audited=False, recorded__lte=now - AUDIT_GRACE).order_by("id")
+
+
 def audit_seen_with_orm(now: datetime) -> int:
     """Tell the audit trail of the creations and deletions the dashboard did not make, once
     each (the transition is marked audited by a conditional update); how many were told."""
@@ -170,8 +192,7 @@ def audit_seen_with_orm(now: datetime) -> int:
     from training.models import AuditEvent, JobTransition
 
     told = 0
-    due = JobTransition.objects.filter(audited=False, recorded__lte=now - AUDIT_GRACE)
-    for transition in due.order_by("id")[:200]:
+    for transition in due_for_audit(now)[:200]:
         with transaction.atomic():
             if JobTransition.objects.filter(pk=transition.pk, audited=False).update(
                     audited=True) != 1:
@@ -194,6 +215,16 @@ def audit_seen_with_orm(now: datetime) -> int:
     return told
 
 
+def prune_with_orm(now: datetime) -> int:
+    """Delete the `JobState` rows of the jobs deleted more than `PRUNE_AFTER` before `now`
+    (their transitions stay); how many were deleted."""
+    from training.models import JobState
+
+    pruned, _per_model = JobState.objects.filter(
+        status=DELETED, updated__lt=now - PRUNE_AFTER).delete()
+    return pruned
+
+
 def known_with_orm() -> dict[str, str]:
     """uid -> the status last recorded, for every job not deleted."""
     from training.models import JobState
@@ -210,9 +241,14 @@ def rows_of_kinds_with_orm(kinds: Iterable[str]) -> list[Sighting]:
             for s in JobState.objects.exclude(status=DELETED).filter(kind__in=list(kinds))]
 
 
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
 class TransitionRecorder(Background):
     """`claim(sighting, project_uid=...)` records a transition (claim_with_orm);
-    `project_uid(namespace)` tells the uid of the project a history record belongs to."""
+    `project_uid(namespace)` tells the uid of the project a history record belongs to;
+    `clock()` is the wall-clock time (deletions seen, the audit and the prune passes)."""
 
     name = "hub-transitions"
 
@@ -221,17 +257,22 @@ class TransitionRecorder(Background):
                  audit_seen: Callable[[datetime], int] | None = audit_seen_with_orm,
                  known: Callable[[], dict[str, str]] = known_with_orm,
                  recorded_of_kinds: Callable[[Iterable[str]], list[Sighting]]
-                 = rows_of_kinds_with_orm) -> None:
+                 = rows_of_kinds_with_orm,
+                 prune: Callable[[datetime], int] | None = prune_with_orm,
+                 clock: Callable[[], datetime] = _utcnow) -> None:
         super().__init__()
         self.claim = claim
         self.project_uid = project_uid
         self.audit_seen = audit_seen
         self.known_of_database = known
         self.recorded_of_kinds = recorded_of_kinds
+        self.prune = prune
+        self.clock = clock
         self.transitions = 0  # transitions this process recorded
         self.written = 0  # history records this process wrote
         self.found = 0  # finished jobs another watcher (or an earlier run) had recorded
         self.seen_audited = 0
+        self.pruned = 0  # rows of deleted jobs this process pruned
         self.errors = 0
         self.last_error = ""
         self._queue: dict[str, Sighting] = {}  # uid -> the latest sighting
@@ -241,13 +282,14 @@ class TransitionRecorder(Background):
         self._retry_at = 0.0
         self._delay = 0.0
         self._audited_at = 0.0
+        self._pruned_at: datetime | None = None  # clock() of the last prune pass
 
     def stats(self) -> dict[str, Any]:
         with self._cond:
             queued = len(self._queue)
         return {"transitions": self.transitions, "written": self.written, "found": self.found,
-                "seen_audited": self.seen_audited, "queued": queued, "errors": self.errors,
-                "last_error": self.last_error}
+                "seen_audited": self.seen_audited, "pruned": self.pruned, "queued": queued,
+                "errors": self.errors, "last_error": self.last_error}
 
     # -- from the hub -----------------------------------------------------------------------------
     def saw(self, job: Obj, summary: JobSummary, headline: str = "") -> None:
@@ -264,7 +306,7 @@ class TransitionRecorder(Background):
         """The job was deleted."""
         if not summary.uid:
             return
-        sighting = Sighting.of({}, summary).deleted(datetime.now(UTC))
+        sighting = Sighting.of({}, summary).deleted(self.clock())
         with self._cond:
             self._queue[summary.uid] = sighting
             self._cond.notify()
@@ -291,7 +333,11 @@ class TransitionRecorder(Background):
                     wait = self._retry_at - time.monotonic()
                     audit_due = self.audit_seen is not None and \
                         time.monotonic() - self._audited_at >= AUDIT_EVERY
-                    if (not self._queue and self._listed is None and not audit_due) or wait > 0:
+                    prune_due = self.prune is not None and (
+                        self._pruned_at is None or
+                        self.clock() - self._pruned_at >= PRUNE_EVERY)
+                    if (not self._queue and self._listed is None and not audit_due and
+                            not prune_due) or wait > 0:
                         self._cond.wait(max(0.01, wait) if self._queue else
                                         min(1.0, AUDIT_EVERY))
                         continue
@@ -302,6 +348,8 @@ class TransitionRecorder(Background):
                     self._claim_all(batch, listed)
                     if audit_due:
                         self._audit()
+                    if prune_due:
+                        self._prune()
                 finally:
                     close_old_connections()
         finally:
@@ -337,7 +385,7 @@ class TransitionRecorder(Background):
         if listed is not None:
             uids, kinds = listed
             try:
-                vanished = [s.deleted(datetime.now(UTC)) for s in self.recorded_of_kinds(kinds)
+                vanished = [s.deleted(self.clock()) for s in self.recorded_of_kinds(kinds)
                             if s.uid not in uids]
             except Exception as e:
                 self._put_back_listed(listed)
@@ -398,9 +446,22 @@ class TransitionRecorder(Background):
     def _audit(self) -> None:
         self._audited_at = time.monotonic()
         try:
-            told = self.audit_seen(datetime.now(UTC)) if self.audit_seen else 0
+            told = self.audit_seen(self.clock()) if self.audit_seen else 0
         except Exception as e:
             log.warning("job transitions: cannot tell the audit trail (%s: %s)",
                         type(e).__name__, e)
             return
         self.seen_audited += told
+
+    def _prune(self) -> None:
+        # tried again at the next PRUNE_EVERY, not sooner: nothing waits for it
+        self._pruned_at = now = self.clock()
+        try:
+            pruned = self.prune(now) if self.prune else 0
+        except Exception as e:
+            log.warning("job transitions: cannot prune the deleted jobs' rows (%s: %s)",
+                        type(e).__name__, e)
+            return
+        self.pruned += pruned
+        if pruned:
+            log.info("job transitions: pruned %d deleted jobs' rows", pruned)
