@@ -1,6 +1,7 @@
 """The watch hub's background threads, started and stopped one way: each part that works
-on its own thread (the transition recorder, the evidence keeper, the session sweeper, the
-probe, the status beacon, the notices) is a `Background` with a `run()`."""
+on its own thread (the watching, which opens the watches; the transition recorder, the
+evidence keeper, the session sweeper, the probe, the status beacon, the notices) is a
+`Background` with a `run()`."""
 
 from __future__ import annotations
 

@@ -1,15 +1,18 @@
 """The watch hub: a few cluster-wide watches, one rendering, many viewers.
 
-Its parts: this module watches, keeps the index (odh.training.status.jobindex) and
-decides when each job is looked at again; `pushing.Pusher` renders and sends what viewers
-see; `transitions.TransitionRecorder` records each job's transitions and its history;
-`evidence`, `sessions`, `probe`, `status` and `cluster` are the smaller parts, each a
-`background.Background` thread; leadership (one active runwatcher) is runwatcher's.
+Its parts: `watching.Watching` opens the watches and keeps the index they feed
+(odh.training.status.jobindex), telling this module which jobs each change may touch; this
+module decides when each job is looked at again and keeps every job's latest summary;
+`pushing.Pusher` renders and sends what viewers see; `transitions.TransitionRecorder`
+records each job's transitions and its history; `evidence`, `sessions`, `probe`, `status`
+and `cluster` are the smaller parts; each part with a thread of its own is a
+`background.Background`; leadership (one active runwatcher) is runwatcher's
+(odh/training/cluster/election.py).
 
 With the dashboard's service-account credentials the hub keeps one `ResilientWatch` per
 training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), one of pods
 labelled `training.kubeflow.org/job-name`, one of events (only those that may concern a
-training job are kept) and one of resource quotas, all feeding a `JobIndex`.
+training job are kept) and one of resource quotas, all feeding a `JobIndex` (watching.py).
 
 Each change marks the jobs it may touch. A flusher thread sends the first change of a
 quiet job at once (after `LEAD_SECONDS`, 10 ms, which gathers what one write changed);
@@ -70,12 +73,10 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from odh.training.capacity.allocation import held_part
-from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
-from odh.training.cluster.compact import compact
-from odh.training.cluster.watch import ResilientWatch, WatchedResource
+from odh.training.cluster.client import ClusterClient
+from odh.training.cluster.watch import ResilientWatch
 from odh.training.kinds import JobKind
-from odh.training.status.jobindex import JobIndex, JobKey, may_concern_training_job
+from odh.training.status.jobindex import JobIndex, JobKey
 from odh.training.status.queries import job_events
 from odh.training.status.summarize import summarize
 from odh.training.status.summary import JobSummary
@@ -88,10 +89,12 @@ from training.live.hub.evidence import EvidenceKeeper
 from training.live.hub.languages import ViewerLanguages
 from training.live.hub.logs import LogHub
 from training.live.hub.probe import ClusterProbe
-from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher, uid_of
+from training.live.hub.project_uids import ProjectUids
+from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher
 from training.live.hub.sessions import SessionSweeper
 from training.live.hub.status import HubStatus
 from training.live.hub.transitions import TransitionRecorder
+from training.live.hub.watching import WATCH_TIMEOUT_SECONDS, Watching
 
 log = logging.getLogger("training.live.hub")
 
@@ -100,21 +103,8 @@ DEBOUNCE_SECONDS = 0.2
 # changed at once: a job's status and its pods); changes that follow within DEBOUNCE_SECONDS
 # of a flush wait for the window's end and go out together, but a new status does not wait.
 LEAD_SECONDS = 0.01
-WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
 ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
-
-PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
-EVENTS = WatchedResource("events")
-QUOTAS = WatchedResource("resourcequotas")
-# the pods of no training job: only their requests are kept, added up for the overview
-OTHER_PODS = WatchedResource("pods", label_selector=f"!{JOB_NAME_LABEL}")
-# Kueue's Workloads, where the cluster serves Kueue: any change tells the queue pages
-WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
-
-
-def job_resource(kind: JobKind) -> WatchedResource:
-    return WatchedResource(kind.plural, kind.group, kind.version)
 
 
 class Hub:
@@ -129,8 +119,6 @@ class Hub:
                  evidence: EvidenceKeeper | None = None) -> None:
         self.client_factory = client_factory
         self.sessions = sessions  # deletes expired sessions daily (training/live/hub/sessions.py)
-        # after a 401, the watches ask this one for a client with the credentials read again
-        self.refresh_client_factory = refresh_client_factory or client_factory
         # one event per job transition, and the job history written from it
         self.transitions = transitions
         # each failed run of a job's container, kept before the cluster deletes it
@@ -143,11 +131,7 @@ class Hub:
                            on_language=self._interest)
         self.debounce = debounce
         self.lead = lead
-        self.watch_timeout = watch_timeout
         self.prime_grace = prime_grace
-        self.index = JobIndex()
-        self.watches: list[ResilientWatch] = []
-        self.kinds: list[JobKind] = []
         self.ready = threading.Event()  # watches listed once, pushing changes from now on
         self.flushes = 0
         # rendering and sending, and what each job's viewers were last sent
@@ -161,26 +145,29 @@ class Hub:
         self._skips_pruned = 0.0
         self._stop = threading.Event()
         self._started_at = 0.0
-        self._threads: list[threading.Thread] = []
+        self._flusher: threading.Thread | None = None
         # the admin overview: told (at most every few seconds) that quotas, jobs or pods moved
         self.cluster = ClusterNotices(self.pusher.send, self.ready)
         # pages showing where jobs stand in Kueue's queues: told when a Workload moved
         self.queues = queue_notices(self.pusher.send, self.ready)
-        self.queue_watch: ResilientWatch | None = None
-        self.other_pods_watch: ResilientWatch | None = None
-        # open pages: told whether the hub sees the cluster (else their updates are paused)
-        self._discovery_failing = False
+        # the watches and the index they feed; each change marks the jobs it may touch
+        self.watching = Watching(client_factory, changed=self._mark, opened=self._wake,
+                                 cluster_changed=self.cluster.changed,
+                                 queues_changed=self.queues.changed, evidence=evidence,
+                                 refresh_client_factory=refresh_client_factory,
+                                 watch_timeout=watch_timeout)
         # a server that hangs leaves the watches silent, not failing: asked directly
-        self.probe = ClusterProbe(client_factory, self._reconnect_watches,
-                                  heard=self._last_heard)
+        self.probe = ClusterProbe(client_factory, self.watching.reconnect,
+                                  heard=self.watching.last_heard)
         self.epoch = uuid.uuid4().hex  # this start of the hub (training/live/hub/status.py)
+        # open pages: told whether the hub sees the cluster (else their updates are paused)
         self.status = HubStatus(self.pusher.send, self.sees_cluster, ready=self.ready.is_set,
                                 epoch=self.epoch)
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> Hub:
         """Start in the background; returns at once (discovery and lists happen later)."""
-        if self._threads:
+        if self._flusher is not None:
             return self
         self._started_at = time.monotonic()
         self.logs.start()
@@ -194,23 +181,17 @@ class Hub:
         self.queues.start()
         self.probe.start()
         self.status.start()
-        for target, name in ((self._open_watches, "hub-start"), (self._flush_loop, "hub-flush")):
-            thread = threading.Thread(target=target, daemon=True, name=name)
-            thread.start()
-            self._threads.append(thread)
+        self.watching.start()
+        self._flusher = threading.Thread(target=self._flush_loop, daemon=True, name="hub-flush")
+        self._flusher.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        for w in list(self.watches):
-            w.stop(timeout=0)
-        for w in list(self.watches):
-            w.stop(timeout=10)
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(10)
+        self._wake()
+        self.watching.stop()
+        if self._flusher is not None and self._flusher is not threading.current_thread():
+            self._flusher.join(10)
         self.logs.stop()
         if self.transitions is not None:
             self.transitions.stop()
@@ -220,9 +201,6 @@ class Hub:
             self.sessions.stop()
         self.cluster.stop()
         self.queues.stop()
-        for extra in (self.queue_watch, self.other_pods_watch):
-            if extra is not None:
-                extra.stop(timeout=10)
         self.probe.stop()
         self.status.stop()
         self.publisher.close()
@@ -238,26 +216,33 @@ class Hub:
 
     @property
     def running(self) -> bool:
-        return bool(self._threads) and not self._stop.is_set()
+        return self._flusher is not None and not self._stop.is_set()
+
+    # what the watching keeps (watching.py), as the hub's users have always read it
+    @property
+    def index(self) -> JobIndex:
+        return self.watching.index
+
+    @property
+    def watches(self) -> list[ResilientWatch]:
+        return self.watching.watches
+
+    @property
+    def kinds(self) -> list[JobKind]:
+        return self.watching.kinds
+
+    @property
+    def other_pods_watch(self) -> ResilientWatch | None:
+        return self.watching.other_pods_watch
+
+    @property
+    def queue_watch(self) -> ResilientWatch | None:
+        return self.watching.queue_watch
 
     def sees_cluster(self) -> bool:
-        """Whether the hub learns of changes now: some watch is not failing (a watch that
-        is refused for good, e.g. one kind forbidden, does not make the hub blind), or,
-        before the watches are open, the cluster's APIs could be read."""
-        if self.probe.silent:
-            return False
-        watches = list(self.watches)
-        if watches:
-            return not all(w.failing for w in watches)
-        return not self._discovery_failing
-
-    def _last_heard(self) -> float:
-        """When any watch last heard from the API server (time.monotonic())."""
-        return max((w.heard_at for w in list(self.watches)), default=0.0)
-
-    def _reconnect_watches(self) -> None:
-        for w in list(self.watches):
-            w.reconnect()
+        """Whether the hub learns of changes now: the API server answers the probe and the
+        watches see it (`Watching.sees_cluster`)."""
+        return not self.probe.silent and self.watching.sees_cluster()
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the first lists are done, but not while the hub is known not to see
@@ -281,103 +266,6 @@ class Hub:
                 else None,
                 "evidence": self.evidence.stats() if self.evidence is not None else None}
 
-    def _served_kinds(self) -> list[JobKind]:
-        """The training job kinds the cluster serves, asked until it answers."""
-        delay = 0.5
-        while not self._stop.is_set():
-            try:
-                with self.client_factory() as client:
-                    kinds = client.served_kinds()
-                self._discovery_failing = False
-                return kinds
-            except Exception as e:  # the cluster may not be reachable yet
-                self._discovery_failing = True
-                log.warning("watch hub: cannot read the cluster's APIs (%s); retrying in %.0fs",
-                            e, delay)
-                if self._stop.wait(delay):
-                    break
-                delay = min(delay * 2, 30.0)
-        return []
-
-    def _open_watches(self) -> None:
-        self.kinds = self._served_kinds()
-        if self._stop.is_set():
-            return
-        # kept compact (odh/training/cluster/compact.py: shared strings; pods, Events and quotas
-        # without managedFields, jobs as read): one copy, held by the watch and the index
-        job_compact = functools.partial(compact, keep_managed_fields=True)
-        watches = [(job_resource(k), self._job_handler(k), None, job_compact)
-                   for k in self.kinds]
-        watches += [(PODS, self._pod_handler, None, compact),
-                    (EVENTS, self._handler("events"), may_concern_training_job, compact),
-                    (QUOTAS, self._handler("quotas"), None, compact)]
-        for resource, handler, keep, transform in watches:
-            w = ResilientWatch(self.client_factory(), resource, handler, keep=keep,
-                               timeout_seconds=self.watch_timeout,
-                               client_factory=self.refresh_client_factory,
-                               transform=transform)
-            self.watches.append(w)
-            w.start()
-        log.info("watch hub: watching %s", ", ".join(w.resource.name for w in self.watches))
-        with self._cond:
-            self._cond.notify_all()
-        self._watch_other_pods()
-        self._watch_workloads()
-
-    def _watch_other_pods(self) -> None:
-        """The pods of no training job, for the admin overview's sums only: apart from the
-        job watches (readiness does not wait for it; until it has listed, the overview
-        lists those pods itself), kept as `allocation.held_part`."""
-        watch = ResilientWatch(self.client_factory(), OTHER_PODS, self._other_pod,
-                               timeout_seconds=self.watch_timeout,
-                               client_factory=self.refresh_client_factory,
-                               transform=held_part)
-        self.other_pods_watch = watch.start()
-
-    def _other_pod(self, etype: str, obj: dict) -> None:
-        self.index.apply("other-pods", etype, obj)
-        self.cluster.changed()
-
-    def _watch_workloads(self) -> None:
-        """Kueue's Workloads, if the cluster serves Kueue and the hub may watch them: apart
-        from the job watches (readiness does not wait for it; without it the queue pages
-        fall back to fetching themselves now and then)."""
-        try:
-            with self.client_factory() as client:
-                if client.list_cluster_queues() is None:
-                    return  # no Kueue here
-        except Exception as e:  # refused, or the cluster away: the pages poll instead
-            log.info("watch hub: not watching Kueue's Workloads (%s)", e)
-            return
-        watch = ResilientWatch(self.client_factory(), WORKLOADS,
-                               lambda _etype, _obj: self.queues.changed(),
-                               timeout_seconds=self.watch_timeout,
-                               client_factory=self.refresh_client_factory)
-        self.queue_watch = watch.start()
-        log.info("watch hub: watching %s", WORKLOADS.name)
-
-    def _job_handler(self, kind: JobKind) -> Callable[[str, dict], None]:
-        def handle(etype: str, obj: dict) -> None:
-            self._mark(self.index.apply("jobs", etype, obj, kind), may_move_status=True)
-            self.cluster.changed()
-        return handle
-
-    def _pod_handler(self, etype: str, obj: dict) -> None:
-        before = self.index.pod(uid_of(obj)) if self.evidence is not None else None
-        keys = self.index.apply("pods", etype, obj)
-        self._mark(keys)
-        self.cluster.changed()
-        if self.evidence is not None and keys:
-            job = self.index.job_object(sorted(keys)[0])
-            self.evidence.saw(before, None if etype == "DELETED" else obj, job)
-
-    def _handler(self, what: str) -> Callable[[str, dict], None]:
-        def handle(etype: str, obj: dict) -> None:
-            self._mark(self.index.apply(what, etype, obj))
-            if what in ("pods", "quotas"):
-                self.cluster.changed()
-        return handle
-
     # -- viewers ---------------------------------------------------------------------------
     def _interest(self, language: str, groups: list[str] | None) -> None:
         """A consumer names its language and groups: a group watched anew gets, at once, the
@@ -391,6 +279,11 @@ class Hub:
         self._mark(keys)
 
     # -- coalescing ------------------------------------------------------------------------
+    def _wake(self) -> None:
+        """The flusher looks again now (the watches are open, or the hub stops)."""
+        with self._cond:
+            self._cond.notify_all()
+
     def _mark(self, keys: set[JobKey], delay: float | None = None,
               may_move_status: bool = False) -> None:
         """Schedule the flush of `keys`: after `delay` (a retry); else at the leading edge
@@ -517,29 +410,6 @@ class Hub:
                                  forced=forced)
         if retry is not None:
             self._mark({key}, delay=retry)
-
-class ProjectUids:
-    """Namespace name -> uid, read with the service account, kept a minute (a project
-    deleted and made again gets its new uid within it)."""
-
-    TTL = 60.0
-
-    def __init__(self, client_factory: Callable[[], ClusterClient]) -> None:
-        self.client_factory = client_factory
-        self._known: dict[str, tuple[float, str]] = {}
-
-    def __call__(self, namespace: str) -> str:
-        known = self._known.get(namespace)
-        if known is not None and time.monotonic() - known[0] < self.TTL:
-            return known[1]
-        try:
-            with self.client_factory() as client:
-                uid = client.namespace_uid(namespace)
-        except Exception as e:
-            log.warning("watch hub: the uid of project %s is unknown: %s", namespace, e)
-            return ""
-        self._known[namespace] = (time.monotonic(), uid)
-        return uid
 
 
 def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
