@@ -5,6 +5,7 @@ it prunes the rows of deleted jobs."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 from odh.training.status.summarize import summarize
@@ -102,6 +103,49 @@ def test_each_new_status_is_claimed_once_however_often_it_is_seen():
         assert stats["written"] == 1 and stats["queued"] == 0
         recorder.gone(summary)
         wait_until(lambda: recorder.idle() and db.transitions[-1] == ("a", "Failed", DELETED))
+    finally:
+        recorder.stop()
+
+
+def test_a_sighting_is_claimed_after_the_push_of_its_change_had_its_turn():
+    db = FlakyDatabase()
+    recorder = _recorder(db, claim_after=30)
+    try:
+        recorder.saw(*_job("late", "Running"))
+        # the claim waits its time: in the next second, the database is not asked
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            assert db.calls == 0, "claimed beside the push of the same change"
+            time.sleep(0.05)
+        assert recorder.stats()["queued"] == 1
+    finally:
+        recorder.stop()
+    prompt = _recorder(db, claim_after=0)
+    try:
+        prompt.saw(*_job("late", "Running"))
+        wait_until(lambda: db.transitions == [("late", "", "Running")])
+    finally:
+        prompt.stop()
+
+
+def test_a_status_seen_again_while_it_is_claimed_is_claimed_and_counted_once():
+    db = FlakyDatabase()
+    job, summary = _job("again", "Failed")
+    recorder = None
+
+    def claim(sighting, **bound):
+        if db.calls == 0:  # the hub flushes the job again meanwhile: the same status
+            recorder.saw(*_job("again", "Failed"))
+        return db.claim(sighting, **bound)
+
+    recorder = TransitionRecorder(claim, audit_seen=None, known=db.known,
+                                  recorded_of_kinds=db.recorded_of_kinds, prune=None,
+                                  claim_after=0).start()
+    try:
+        recorder.saw(job, summary)
+        wait_until(lambda: recorder.idle() and db.transitions == [("again", "", "Failed")])
+        stats = recorder.stats()
+        assert (db.calls, stats["written"], stats["found"]) == (1, 1, 0), stats
     finally:
         recorder.stop()
 

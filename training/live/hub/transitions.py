@@ -61,6 +61,10 @@ AUDIT_EVERY = 2.0
 # sighting it by then find the transition to "Deleted" instead (claim_with_orm)
 PRUNE_AFTER = timedelta(days=1)
 PRUNE_EVERY = timedelta(hours=1)
+# A sighting is claimed this long after it came: the push of the same change is being
+# rendered on the flusher's thread at that moment, and a claim (an ORM transaction) beside
+# it would hold the GIL the render needs; the event need not come before the page's update.
+CLAIM_AFTER = 0.2
 _LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 # within one second (the API's timestamps), the order a job moves in
 _RANK = {"Pending": 0, "Suspended": 1, "Running": 2, "Succeeded": 3, "Failed": 3, DELETED: 4}
@@ -259,7 +263,8 @@ class TransitionRecorder(Background):
                  recorded_of_kinds: Callable[[Iterable[str]], list[Sighting]]
                  = rows_of_kinds_with_orm,
                  prune: Callable[[datetime], int] | None = prune_with_orm,
-                 clock: Callable[[], datetime] = _utcnow) -> None:
+                 clock: Callable[[], datetime] = _utcnow,
+                 claim_after: float = CLAIM_AFTER) -> None:
         super().__init__()
         self.claim = claim
         self.project_uid = project_uid
@@ -268,6 +273,7 @@ class TransitionRecorder(Background):
         self.recorded_of_kinds = recorded_of_kinds
         self.prune = prune
         self.clock = clock
+        self.claim_after = claim_after
         self.transitions = 0  # transitions this process recorded
         self.written = 0  # history records this process wrote
         self.found = 0  # finished jobs another watcher (or an earlier run) had recorded
@@ -276,6 +282,7 @@ class TransitionRecorder(Background):
         self.errors = 0
         self.last_error = ""
         self._queue: dict[str, Sighting] = {}  # uid -> the latest sighting
+        self._queued_since: float | None = None  # when the oldest unclaimed one came
         self._known: dict[str, str] = {}  # uid -> the status recorded (by anyone)
         self._loaded = False
         self._listed: tuple[set[str], set[str]] | None = None  # (uids, kinds) of a first list
@@ -300,7 +307,7 @@ class TransitionRecorder(Background):
             if self._known.get(summary.uid) == str(summary.status):
                 return
             self._queue[summary.uid] = Sighting.of(job, summary, headline)
-            self._cond.notify()
+            self._queued()
 
     def gone(self, summary: JobSummary) -> None:
         """The job was deleted."""
@@ -309,7 +316,7 @@ class TransitionRecorder(Background):
         sighting = Sighting.of({}, summary).deleted(self.clock())
         with self._cond:
             self._queue[summary.uid] = sighting
-            self._cond.notify()
+            self._queued()
 
     def listed(self, uids: Iterable[str], kinds: Iterable[str]) -> None:
         """Every job of these kinds that exists, as the first lists read them: the jobs
@@ -317,6 +324,11 @@ class TransitionRecorder(Background):
         with self._cond:
             self._listed = (set(uids), set(kinds))
             self._cond.notify()
+
+    def _queued(self) -> None:
+        if self._queued_since is None:
+            self._queued_since = time.monotonic()
+        self._cond.notify()
 
     def idle(self) -> bool:
         """Nothing left to claim (tests)."""
@@ -336,12 +348,15 @@ class TransitionRecorder(Background):
                     prune_due = self.prune is not None and (
                         self._pruned_at is None or
                         self.clock() - self._pruned_at >= PRUNE_EVERY)
+                    if self._queue and self._queued_since is not None and wait <= 0:
+                        wait = self._queued_since + self.claim_after - time.monotonic()
                     if (not self._queue and self._listed is None and not audit_due and
                             not prune_due) or wait > 0:
                         self._cond.wait(max(0.01, wait) if self._queue else
                                         min(1.0, AUDIT_EVERY))
                         continue
                     batch = list(self._queue.items())
+                    self._queued_since = None
                     listed, self._listed = self._listed, None
                 close_old_connections()
                 try:
@@ -376,8 +391,9 @@ class TransitionRecorder(Background):
             with self._cond:
                 self._known.update(known)
                 # sightings queued before the statuses were read: those unchanged are done
-                for uid, sighting in batch:
-                    if known.get(uid) == sighting.status and self._queue.get(uid) is sighting:
+                # (the latest of each job: the hub may have seen it again meanwhile)
+                for uid, sighting in list(self._queue.items()):
+                    if known.get(uid) == sighting.status:
                         del self._queue[uid]
                         self.found += sighting.status in _FINISHED
                 batch = list(self._queue.items())
@@ -436,7 +452,10 @@ class TransitionRecorder(Background):
 
     def _settle(self, uid: str, sighting: Sighting, status: str | None) -> None:
         with self._cond:
-            if self._queue.get(uid) is sighting:
+            queued = self._queue.get(uid)
+            # done, and so is the same status seen again while it was claimed
+            if queued is sighting or (queued is not None and status is not None
+                                      and queued.status == status):
                 self._queue.pop(uid, None)
             if status == DELETED:
                 self._known.pop(uid, None)  # memory stays bounded
