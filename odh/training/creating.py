@@ -10,8 +10,9 @@ the same verdict:
    what the project holds (the name taken, claims, queues, priorities, LimitRanges) and
    the resource check against the quotas, LimitRanges and nodes, with its fixes;
 3. the creator recorded on the job, as the dashboard records it;
-4. the API server's dry run (its schema and admission checks, the quota's admission
-   included), then the create.
+4. the create, or with `dry_run` the API server's dry run: one request either way (the
+   API server runs the same schema and admission checks, the quota's included, for
+   both, and refuses a create as it would refuse its dry run).
 
 A refusal before anything was sent is a `CreateRefused` naming its reason and carrying
 the findings or the resource check with its fixes; the cluster's own refusals are the
@@ -101,7 +102,7 @@ def create(client: ClusterClient, spec: JobSpec, *, created_by: str = "",
     if checked is None:
         checked = check(client, spec, from_manifest=from_manifest, force=force)
     manifest = build_manifest(spec)
-    answer = client.create_job(spec.kind, spec.namespace, manifest, dry_run=True)
-    if not dry_run:
-        answer = client.create_job(spec.kind, spec.namespace, manifest)
+    # one request: the server's dry run answers a dry run; a create is admitted by the
+    # same validation and admission, and refused with the same error, as its dry run
+    answer = client.create_job(spec.kind, spec.namespace, manifest, dry_run=dry_run)
     return Created(object=answer, checked=checked, spec=spec)
