@@ -274,6 +274,7 @@ class TransitionRecorder(Background):
         self.prune = prune
         self.clock = clock
         self.claim_after = claim_after
+        self.deferred = 0  # times the thread let a push go first (claim_after)
         self.transitions = 0  # transitions this process recorded
         self.written = 0  # history records this process wrote
         self.found = 0  # finished jobs another watcher (or an earlier run) had recorded
@@ -350,6 +351,7 @@ class TransitionRecorder(Background):
                         self.clock() - self._pruned_at >= PRUNE_EVERY)
                     if self._queue and self._queued_since is not None and wait <= 0:
                         wait = self._queued_since + self.claim_after - time.monotonic()
+                        self.deferred += wait > 0
                     if (not self._queue and self._listed is None and not audit_due and
                             not prune_due) or wait > 0:
                         self._cond.wait(max(0.01, wait) if self._queue else
