@@ -140,11 +140,28 @@ def test_describe_watch_prints_each_change_until_the_end(sh):
     assert done.stdout.count("-" * 79) == len(statuses) - 1
 
 
+def _kept_pods_manifest(name: str, seconds: int) -> str:
+    """An MPIJob whose Workers' pods stay when it ends (cleanPodPolicy None), so their logs
+    can be read however slowly the test runs."""
+    resources = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    pod = {"containers": [{"name": "main", "image": IMAGE, "resources": resources,
+                           "command": ["horovodrun", "-np", "2", "python", "train.py"]}]}
+    return yaml.safe_dump({
+        "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+        "metadata": {"name": name,
+                     "annotations": {"simcluster.io/run-seconds": str(seconds)}},
+        "spec": {"slotsPerWorker": 1, "runPolicy": {"cleanPodPolicy": "None"},
+                 "mpiReplicaSpecs": {
+                     "Launcher": {"replicas": 1, "template": {"spec": pod}},
+                     "Worker": {"replicas": 2, "template": {"spec": pod}}}}})
+
+
 def test_logs_of_a_worker_all_workers_and_followed(sh, alice):
-    assert sh(running("cli-logs", seconds=600)).returncode == 0
+    created = sh(f"odh training create mpijob -f - -n {NS}",
+                 stdin=_kept_pods_manifest("cli-logs", 600))
+    assert created.returncode == 0, created.stderr
     wait_until(lambda: alice.summary("cli-logs", NS).status == "Running", 60,
                message="cli-logs to run")
-    # the Workers' pods go once the job is done (cleanPodPolicy Running): read them first
     wait_until(lambda: len(sh(f"odh training logs mpijob cli-logs -n {NS} --worker 1 "
                               "--tail 3").stdout.splitlines()) == 3, 30,
                message="three lines of Worker 1's log")
