@@ -104,8 +104,10 @@ def job_missing(kind: JobKind, project: str, name: str) -> errors.NotFound:
 
 def get_job_for_user(request: HttpRequest, client: ClusterClient, project: str, kind: JobKind,
                      name: str) -> queries.JobDetail:
-    """The job, its pods, events and summary, read with the person's token; refusals name
-    the project, a missing job says it no longer exists."""
+    """The job, its pods, events and summary, read with the person's token (its pods and
+    events from the watch hub in this process where the person may list them: the same
+    page at 1,000 jobs as at 100); refusals name the project, a missing job says it no
+    longer exists."""
     def indexed_events() -> list[dict] | None:
         """The job's events as this process's watch hub keeps them, where the person may
         list the project's events: the page needs no list of all of them."""
@@ -115,8 +117,17 @@ def get_job_for_user(request: HttpRequest, client: ClusterClient, project: str, 
             return None
         return indexed_job_events(kind, project, name)
 
+    def indexed_pods() -> list[dict] | None:
+        """Its pods as the hub keeps them, where the person may list the project's pods."""
+        from training.live.hub.snapshots import indexed_job_pods
+
+        if not person_may(request, client, project, Access("list", "pods")):
+            return None
+        return indexed_job_pods(kind, project, name)
+
     try:
-        return queries.job_detail(client, kind, project, name, known_events=indexed_events)
+        return queries.job_detail(client, kind, project, name, known_events=indexed_events,
+                                  known_pods=indexed_pods)
     except errors.Forbidden as e:
         e.namespace = project
         raise

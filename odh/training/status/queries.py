@@ -151,15 +151,20 @@ def _pod_name_pattern(kind: JobKind, name: str) -> re.Pattern[str]:
 
 def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
                now: datetime | None = None,
-               known_events: Callable[[], list[Obj] | None] | None = None) -> JobDetail:
-    """The job, its pods and events, read with `client`. `known_events`: the events that
-    may be about the job as a watch already keeps them (the dashboard's hub), or None:
-    then the project's events are listed (a project with a thousand jobs has many)."""
+               known_events: Callable[[], list[Obj] | None] | None = None,
+               known_pods: Callable[[], list[Obj] | None] | None = None) -> JobDetail:
+    """The job, its pods and events, read with `client`. `known_events` and `known_pods`:
+    the events that may be about the job and its pods as a watch already keeps them (the
+    dashboard's hub), or None: then they are listed (the project's events: a project with
+    a thousand jobs has many; its pods by label, which a server answers from all of the
+    project's pods)."""
     now = now or datetime.now(UTC)
     job = client.get_job(kind, namespace, name)
     job.setdefault("apiVersion", kind.api_version)
     job.setdefault("kind", kind.kind)
-    pods = client.list_job_pods(namespace, name)
+    pods = known_pods() if known_pods is not None else None
+    if pods is None:
+        pods = client.list_job_pods(namespace, name)
     candidates = known_events() if known_events is not None else None
     if candidates is None:
         candidates = client.list_events(namespace)

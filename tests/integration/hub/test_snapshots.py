@@ -135,28 +135,36 @@ def test_the_lists_diagnoses_read_the_hubs_events_not_the_projects(hub, demo, cl
     assert indexed == read
 
 
-def test_a_jobs_page_reads_its_events_from_the_hub_not_the_projects(hub, demo, client, db,
-                                                                   monkeypatch):
-    """A job's page (Overview and Events) with the hub in this process: its events come from
-    the hub's index (no list of the project's events, which grows with the project), the
-    same rows as listing them with alice's token."""
+def test_a_jobs_page_reads_its_events_and_pods_from_the_hub(hub, demo, client, db,
+                                                         monkeypatch):
+    """A job's page (Events, Topology) with the hub in this process: its events and pods
+    come from the hub's index (no list of the project's events, nor of its pods by label:
+    both grow with the project), the same rows as listing them with alice's token."""
     from tests.dashboard_support import sign_in
 
     def event_rows(page: str) -> list[str]:
         return sorted(set(re.findall(r'<tr id="(event-[^"]+)"', page)))
 
-    path = f"/jobs/{BERT}/?tab=events"
+    def pods(page: str) -> list[str]:
+        return sorted(set(re.findall(r"bert-large-pretrain-(?:worker-\d+|launcher-\w{5})",
+                                     page)))
+
+    tabs = {"events": event_rows, "topology": pods}
     sign_in(client, demo, "alice")
+    read = {}
     with monkeypatch.context() as without_hub:
         without_hub.setattr(training.live.hub.snapshots, "get_hub", lambda: None)
-        client.get(path)  # warms her access answers
-        read = event_rows(client.get(path).content.decode())
-    client.get(path)
-    before = reads(demo)
-    indexed = event_rows(client.get(path).content.decode())
-    took = Counter({r: reads(demo)[r] - before[r] for r in before})
-    assert took["events"] == 0
-    assert read and indexed == read
+        for tab, found in tabs.items():
+            client.get(f"/jobs/{BERT}/?tab={tab}")  # warms her access answers
+            read[tab] = found(client.get(f"/jobs/{BERT}/?tab={tab}").content.decode())
+    for tab, found in tabs.items():
+        client.get(f"/jobs/{BERT}/?tab={tab}")
+        before = reads(demo)
+        indexed = found(client.get(f"/jobs/{BERT}/?tab={tab}").content.decode())
+        took = Counter({r: reads(demo)[r] - before[r] for r in before})
+        assert (took["events"], took["pods"]) == (0, 0), tab
+        assert read[tab] and indexed == read[tab], tab
+    assert len(read["topology"]) == 9  # the Launcher and 8 Workers
 
 
 def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(

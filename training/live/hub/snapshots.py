@@ -53,6 +53,13 @@ def indexed_job_events(kind: JobKind, namespace: str, name: str) -> list[dict] |
     return list(data.events) if data is not None else None
 
 
+def indexed_job_pods(kind: JobKind, namespace: str, name: str) -> list[dict] | None:
+    """The job's pods as the ready hub in this process keeps them, or None: ask the API."""
+    hub = _ready_hub()
+    data = hub.index.job_data((namespace, kind.slug, name)) if hub is not None else None
+    return list(data.pods) if data is not None else None
+
+
 def job_object(kind: JobKind, data: JobData) -> dict:
     """The job as the API answers a get (a watch's objects lack apiVersion and kind)."""
     return {"apiVersion": kind.api_version, "kind": kind.kind, **data.job}
