@@ -54,8 +54,16 @@ def test_a_new_job_is_pushed_to_its_page_and_the_list(hub, loop_thread, layer, j
 
     running = page.wait_for(lambda m: m["job"] == job_ref(name) and m["status"] == "Running",
                             what="Running on the job page")
+    # the new status first, alone (quick to render), announced; then the page's parts
     assert running["announce"] == f"Job {name} is now Running: 2/2 workers"
-    html = running["html"]
+    assert 'data-status="Running"' in running["html"]
+    assert 'id="job-overview-state"' not in running["html"]
+    parts = page.wait_for(lambda m: m["job"] == job_ref(name) and m["status"] == "Running"
+                          and 'id="job-overview-state"' in m["html"],
+                          what="the rest of the page after Running")
+    order = [id(m) for m in page.messages]
+    assert order.index(id(parts)) > order.index(id(running)) and parts["announce"] == ""
+    html = parts["html"]
     for element in ('id="job-header-status"', 'id="job-overview-state"',
                     'id="job-overview-facts"', 'id="job-replicas"', 'id="job-conditions"'):
         assert element in html
@@ -157,12 +165,15 @@ def test_a_new_status_goes_out_at_once_and_the_pods_ending_after_it(hub, demo, l
         first = updates[turn]
         assert first["status"] == "Suspended"
         assert first["announce"] == f"Job {name} is now Suspended."
+        assert 'data-status="Suspended"' in first["html"] and 'id="job-replicas"' not in \
+            first["html"]  # the status alone: the page's parts follow
         wait_until(lambda: pod_changes.events >= 2 * 5, message=lambda: pod_changes.stats())
         wait_until(lambda: page.poll(0.5) is None, message="the page to settle")
         updates = since_suspend()[turn:]
         assert all(m["status"] == "Suspended" for m in updates)
         assert 'id="job-replicas"' in updates[-1]["html"]
-        assert len(updates) <= 3 < pod_changes.events, (len(updates), pod_changes.events)
+        # the status, the page's parts, the pods' ending (one more if the window split it)
+        assert len(updates) <= 4 < pod_changes.events, (len(updates), pod_changes.events)
     finally:
         pod_changes.stop()
 

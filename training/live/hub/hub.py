@@ -20,9 +20,10 @@ what follows within `debounce` (0.2 s) of that flush waits for the window's end 
 out together, so that a burst (eight Workers starting) becomes one more update. Except a
 new status: a change of the job object itself within the window is looked at once (its
 summary computed, nothing rendered), and goes out at once if the job's status moved
-(Pending to Running), else waits with the rest. A suspend thus costs two renderings (the
-status, then the pods' ending) and the status is on the page within tens of
-milliseconds. It recomputes each
+(Pending to Running), else waits with the rest; the new status goes out in a message of
+its own before the rest of the page's parts (pushing.py). A suspend thus costs three
+renderings (the status, the page's parts, then the pods' ending) and the status is on the
+page within tens of milliseconds. It recomputes each
 marked job's summary with `odh.training.status.summarize.summarize`, and when what a viewer would
 see has changed renders the pushed HTML once (`training.live.pushes`) and sends it through the
 channel layer:
@@ -63,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -105,6 +107,7 @@ DEBOUNCE_SECONDS = 0.2
 LEAD_SECONDS = 0.01
 ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
+SWITCH_INTERVAL_SECONDS = 0.001  # how long a thread keeps the GIL while others wait for it
 
 
 class Hub:
@@ -170,6 +173,10 @@ class Hub:
         if self._flusher is not None:
             return self
         self._started_at = time.monotonic()
+        # the flusher renders (tens of ms) while the event loop that sends its pushes wants
+        # the GIL for a moment at each step: with Python's 5 ms turns a status waited
+        # several of them behind the rendering of what follows it
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_SECONDS))
         self.logs.start()
         if self.transitions is not None:
             self.transitions.start()

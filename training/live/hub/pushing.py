@@ -4,7 +4,9 @@ through the channel layer, only to groups someone watches.
 
 - group `ns.<project>`: the job's row of the job list;
 - group `job.<project>.<name>`: header status, Overview parts and new Events rows, with an
-  announcement for the page's aria-live region when the status changed.
+  announcement for the page's aria-live region when the status changed. A new status goes
+  first in a message of its own (the header and the announcement, quick to render), then
+  the rest of the page's parts: the status is on the page before the Topology is drawn.
 
 A group nobody watches is not rendered for; its jobs are remembered a while
 (`take_skipped`), for a viewer whose interest reaches the hub after its snapshot. A send
@@ -178,6 +180,23 @@ class Pusher:
             said = summarize(data.job, data.pods, events, now)
             return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
                     summarize(data.job, [], None, now))
+        new_events = events if forced else [
+            e for e in events if seen.events.get(uid_of(e)) != _rv(e)]
+        changed = status != seen.status
+        announced = False
+        if changed:
+            # the new status first, on its own: its header renders in well under a
+            # millisecond, the rest of the page (Overview, Topology) in tens of them
+            def status_message() -> dict:
+                said, why, said_bare = in_language(translation.get_language())
+                return {"type": "hub.update",
+                        "html": live.render_job_status(said, data.job, now),
+                        "event_rows": "", "event_timeline": "",
+                        "html_status": live.render_job_status(said_bare, data.job, now),
+                        "announce": live.announcement(said, why),
+                        "announce_status": live.announcement(said_bare),
+                        "job": job_ref, "status": status, "change": change}
+            announced = self.send_localized(job_group(ns, name), status_message)
         if row != seen.row or forced:
             def row_message() -> dict:
                 said, why, said_bare = in_language(translation.get_language())
@@ -189,10 +208,8 @@ class Pusher:
                 seen.row = row
             else:
                 failed = True
-        new_events = events if forced else [
-            e for e in events if seen.events.get(uid_of(e)) != _rv(e)]
         if detail != seen.detail or new_events or forced:
-            changed = status != seen.status
+            said_first = changed and announced
 
             def job_message() -> dict:
                 said, why, said_bare = in_language(translation.get_language())
@@ -203,8 +220,10 @@ class Pusher:
                         "html": live.render_job_update(said, data.job, data.pods, now, why),
                         "event_rows": rows, "event_timeline": timeline,
                         "html_status": live.render_job_status(said_bare, data.job, now),
-                        "announce": live.announcement(said, why) if changed else "",
-                        "announce_status": live.announcement(said_bare) if changed else "",
+                        "announce": live.announcement(said, why)
+                        if changed and not said_first else "",
+                        "announce_status": live.announcement(said_bare)
+                        if changed and not said_first else "",
                         "job": job_ref, "status": status, "change": change}
             if self.send_localized(job_group(ns, name), job_message, key):
                 seen.detail, seen.status, seen.events = detail, status, current
