@@ -65,3 +65,27 @@ def test_a_jobs_step_is_made_once_and_said_in_each_viewers_language():
     # kept in a cache as what it is, not as one language's words
     assert pickle.loads(pickle.dumps(nested)) == nested  # noqa: S301 (our own bytes)
     assert nested.startswith("En attente")  # reads as a str would
+
+
+def test_a_diagnosis_names_the_pods_in_the_readers_language():
+    """A headline made while a Japanese page is read names the Worker in Japanese (the hub's
+    and the cards' headlines once kept "Launcher" and "Worker 1" in English)."""
+    from odh.training.diagnosis import diagnose
+    from tests.unit.diagnosis_objects import (
+        facts,
+        failed_job,
+        failed_launcher,
+        tail,
+        worker,
+    )
+
+    pods = [failed_launcher("llama"), worker("llama", 0), worker("llama", 1)]
+    log = tail(pods[0], ["[1,1]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried "
+                         "to allocate 12.00 GiB."])
+    japanese = {"Worker": "ワーカー", "Launcher": "ランチャー",
+                "%(pod)s ran out of GPU memory (CUDA out of memory)":
+                    "%(pod)s の GPU メモリが不足しました"}
+    i18n.set_translator(lambda m: japanese.get(m, m))
+    found = diagnose(facts(failed_job("llama", workers=2), pods, logs=[log]))
+    assert found.headline == "ワーカー 1 の GPU メモリが不足しました"
+    assert found.affected_labels == ["ワーカー 1"]

@@ -544,7 +544,9 @@ def test_a_succeeded_tfjob():
     s = summarize(job, pods, None, NOW)
     assert s.kind is TFJOB and s.status == JobStatus.SUCCEEDED
     assert s.lifecycle_step == "Completed in 1m 0s"
-    assert [w.label for w in s.workers] == ["Chief 0", "PS 0", "Worker 0", "Worker 1"]
+    # as the pages name them (a sentence said "PS 0" while the Topology said this)
+    assert [w.label for w in s.workers] == ["Chief 0", "Parameter server 0", "Worker 0",
+                                            "Worker 1"]
     assert (s.total, s.gpus) == (4, 0)
 
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from odh.training.durations import format_duration
+from odh.training.kinds.base import pod_label
 from odh.training.status.pods import NOT_CREATED
 
 register = template.Library()
@@ -31,17 +32,6 @@ STATUS_STYLE = {
 }
 
 
-# replica roles as the product names them (DESIGN.md: Launcher, never "master" for MPI)
-ROLE_NAMES = {
-    "Launcher": _("Launcher"),
-    "Worker": _("Worker"),
-    "Master": _("Master"),
-    "Chief": _("Chief"),
-    "PS": _("Parameter server"),
-    "Evaluator": _("Evaluator"),
-}
-
-
 @register.filter
 def role_label(replica) -> str:
     """"Launcher", "Worker 2": a pod's role (translated) and index."""
@@ -49,8 +39,7 @@ def role_label(replica) -> str:
         replica, dict) else "") or "")
     index = getattr(replica, "index", None) if not isinstance(replica, dict) \
         else replica.get("index")
-    name = str(ROLE_NAMES.get(role, role))
-    return name if index is None else f"{name} {index}"
+    return pod_label(role, index)
 
 
 # reasons odh.training itself gives a replica (not the cluster's words, which stay as sent)

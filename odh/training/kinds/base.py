@@ -45,6 +45,24 @@ def role_name(raw: str) -> str:
     return _ROLE_NAMES.get(raw.lower(), raw.replace("-", " ").capitalize())
 
 
+# the roles as sentences and pages name them, in the reader's language (DESIGN.md:
+# Launcher, never "master" for MPI)
+_ROLE_WORDS = {"Launcher": gettext_lazy("Launcher"), "Worker": gettext_lazy("Worker"),
+               "Master": gettext_lazy("Master"), "Chief": gettext_lazy("Chief"),
+               "PS": gettext_lazy("Parameter server"), "Evaluator": gettext_lazy("Evaluator")}
+
+
+def role_word(role: str) -> str:
+    """"Worker" -> "ワーカー" on a Japanese page; a role of no known kind as it is."""
+    return str(_ROLE_WORDS.get(role, role))
+
+
+def pod_label(role: str, index: int | None) -> str:
+    """"Launcher", "Worker 2": how sentences and pages name a job's pod, translated."""
+    word = role_word(role)
+    return word if index is None else f"{word} {index}"
+
+
 def pod_gpus(pod_spec: dict) -> int:
     """GPUs a pod (or pod template spec) asks for: the sum over its containers."""
     return int(sum(container_requests(c).get(GPU_RESOURCE, 0)

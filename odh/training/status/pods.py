@@ -17,6 +17,7 @@ from odh.training.kinds.base import (  # noqa: F401 - the labels' names, known f
     REPLICATED_JOB_LABEL,
     JobKind,
     pod_gpus,
+    pod_label,
     role_name,
 )
 from odh.training.paths import as_dict, as_list
@@ -49,8 +50,9 @@ class ReplicaState:
 
     @property
     def label(self) -> str:
-        """"Launcher", "Worker 2": how the product names this pod in sentences."""
-        return self.role if self.index is None else f"{self.role} {self.index}"
+        """"Launcher", "Worker 2": how the product names this pod in sentences, in the
+        reader's language."""
+        return pod_label(self.role, self.index)
 
     @property
     def exists(self) -> bool:
