@@ -500,7 +500,8 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         elif s.action == Action.COMPARE:
             item["url"] = reverse("training-job-compare") + "?" + urlencode(
                 [("job", "/".join(ref)), ("job", s.target)])
-        elif s.action == Action.RETRY and summary.kind.creatable and summary.is_finished:
+        elif s.action == Action.RETRY and summary.kind.creatable:
+            # of a job still at work too: its retry page offers to suspend it first
             item["url"] = reverse("training-job-retry", args=ref)
         elif s.action == Action.DISMISS:
             item["url"] = reverse("training-job-diagnosis-dismiss", args=ref)

@@ -23,6 +23,7 @@ from odh.training.spec import (
     read_manifest,
 )
 from odh.training.status.summary import JobStatus
+from odh.training.status.suspending import set_suspended
 from training import diagnoses, mutations
 from training.accounts import session
 from training.cluster import user_client
@@ -120,13 +121,11 @@ def _get_live_spec_for_user(client: ClusterClient, project: str, kind: JobKind,
         raise Http404(str(e)) from None
 
 
-def _retry_warning(request: HttpRequest, client: ClusterClient, project: str, kind: JobKind,
-                   name: str) -> dict:
+def _retry_warning(request: HttpRequest, detail) -> dict:
     """When the job failed (or waits) because of its configuration, Retry says so and
     offers the diagnosis' fixes instead: the same configuration would fail the same way."""
     from odh.training.diagnosis import Culprit
 
-    detail = get_job_for_user(request, client, project, kind, name)
     if detail.summary.status != JobStatus.FAILED:
         return {}
     found = diagnoses.for_detail(request, detail)
@@ -135,6 +134,14 @@ def _retry_warning(request: HttpRequest, client: ClusterClient, project: str, ki
         return {}
     links = diagnoses.suggestion_links(found, detail.summary, session.token(request))
     return {"retry_diagnosis": found, "retry_fixes": [s for s in links if s["action"] == "fix"]}
+
+
+def _suspend_original(request: HttpRequest, client: ClusterClient, kind: JobKind,
+                      project: str, name: str, suspend: bool) -> None:
+    """Suspend the job being retried (its Workers free what they hold for the new one), or
+    resume it when the new one could not be created after all; audited as the person's."""
+    mutations.change(request, "suspend" if suspend else "resume", kind, project, name,
+                     lambda: set_suspended(client, kind, project, name, suspend))
 
 
 def _retry_name_problems(spec: JobSpec, name: str, new_name: str) -> list[str]:
@@ -155,19 +162,32 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
         context = {"spec": spec, "summary": checks.summary(spec), "project": project, "name": name,
                    "kind": job_kind}
         if not from_history:
-            context.update(_retry_warning(request, client, project, job_kind, name))
+            detail = get_job_for_user(request, client, project, job_kind, name)
+            context.update(_retry_warning(request, detail))
+            # a job still at work (its node lost, a Worker evicted): stopped first, by
+            # default, so that the two do not hold the project's GPUs at once
+            if detail.summary.status in (JobStatus.RUNNING, JobStatus.PENDING):
+                context["original_status"] = _(str(detail.summary.status))  # "Running"
         if request.method == "GET":
             context["new_name"] = fresh_name(name, random_suffix(), max(spec.workers, 1))
+            context["suspend_original"] = "original_status" in context
             return render(request, "training/job_retry.html", context)
         # what was typed comes back as typed, with what to change
         new_name = request.POST.get("new_name", "").strip()
         context["new_name"] = new_name
+        suspend_first = "original_status" in context and \
+            request.POST.get("suspend_original") == "on"
+        context["suspend_original"] = suspend_first
         problems = _retry_name_problems(spec, name, new_name)
         if problems:
             context["name_errors"] = problems
             return render(request, "training/job_retry.html", context)
         retry = clone_spec(spec, new_name)
+        suspended = False
         try:
+            if suspend_first:
+                _suspend_original(request, client, job_kind, project, name, True)
+                suspended = True
             # structured, not a sentence: the audit trail is read in every language
             mutations.create(request, client, retry, "retry", f"retry_of={name}")
         except errors.Unauthorized:
@@ -178,7 +198,25 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
                 context["name_errors"] = [problem["message"]]
             else:
                 context["create_problem"] = problem
+            if suspended:
+                # the original was suspended for a job that was not created: back to work
+                _resume_after_refusal(request, client, job_kind, project, name, context)
             return render(request, "training/job_retry.html", context)
-    messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the same "
-                                "configuration.") % {"name": name, "new": new_name})
+    if suspend_first:
+        messages.success(request, _("“%(name)s” was suspended and started again as "
+                                    "“%(new)s”, with the same configuration.")
+                         % {"name": name, "new": new_name})
+    else:
+        messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the "
+                                    "same configuration.") % {"name": name, "new": new_name})
     return redirect("training-job-detail", project, job_kind.slug, new_name)
+
+
+def _resume_after_refusal(request: HttpRequest, client: ClusterClient, kind: JobKind,
+                          project: str, name: str, context: dict) -> None:
+    try:
+        _suspend_original(request, client, kind, project, name, False)
+    except errors.Unauthorized:
+        raise
+    except errors.ClusterError as e:
+        context["original_left_suspended"] = e.message

@@ -184,3 +184,65 @@ def test_it_retries_under_the_name_typed_once_corrected(alice, cluster_jobs):
     assert r["Location"] == reverse("training-job-detail",
                                     args=["team-cv", "mpijob", "resnet-again"])
     assert "resnet-again" in cluster_jobs.names("team-cv")
+
+
+@pytest.fixture
+def running_in_team_cv(demo_cluster):
+    """A job of alice's at work in team-cv (its node lost, say): the retry page's case for
+    suspending it first."""
+    from tests.training_jobs import Jobs, mpijob
+
+    with demo_cluster.api_client("admin") as api:
+        jobs = Jobs(api, "team-cv")
+        jobs.create(mpijob("retry-me", workers=1, run_seconds=3600))
+        try:
+            jobs.wait_condition("retry-me", "Running")
+            yield jobs
+        finally:
+            jobs.cleanup()
+
+
+RETRY_RUNNING = reverse("training-job-retry", args=["team-cv", "mpijob", "retry-me"])
+
+
+def _suspended(jobs, name: str) -> bool:
+    return bool(jobs.get(name)["spec"].get("runPolicy", {}).get("suspend"))
+
+
+def test_retry_of_a_running_job_suspends_it_first_by_default(alice, running_in_team_cv,
+                                                            cluster_jobs):
+    body = alice.get(RETRY_RUNNING).content.decode()
+    assert_valid(body)
+    box = re.search(r'<input[^>]*name="suspend_original"[^>]*>', body).group(0)
+    assert " checked" in box
+    assert "“retry-me” is still Running: suspended, its Workers stop" in html.unescape(body)
+    cluster_jobs.track("team-cv", "retry-me-again")
+    r = alice.post(RETRY_RUNNING, {"new_name": "retry-me-again", "suspend_original": "on"})
+    assert r.status_code == 302
+    assert _suspended(running_in_team_cv, "retry-me")
+    assert "retry-me-again" in cluster_jobs.names("team-cv")
+    done = AuditEvent.objects.filter(name__in=["retry-me", "retry-me-again"]).order_by("id")
+    assert [(e.verb, e.name, e.outcome) for e in done] == [
+        ("suspend", "retry-me", "success"), ("retry", "retry-me-again", "success")]
+
+
+def test_a_running_job_left_unticked_keeps_running(alice, running_in_team_cv, cluster_jobs):
+    cluster_jobs.track("team-cv", "retry-me-beside")
+    r = alice.post(RETRY_RUNNING, {"new_name": "retry-me-beside"})
+    assert r.status_code == 302
+    assert not _suspended(running_in_team_cv, "retry-me")
+    assert not AuditEvent.objects.filter(verb="suspend").exists()
+
+
+def test_a_refused_retry_resumes_the_job_it_suspended(alice, running_in_team_cv, cluster_jobs):
+    before = cluster_jobs.names("team-cv")
+    r = alice.post(RETRY_RUNNING, {"new_name": "resnet50-imagenet", "suspend_original": "on"})
+    assert r.status_code == 200
+    body = html.unescape(r.content.decode())
+    assert 'A job called "resnet50-imagenet" already exists in team-cv' in body
+    assert not _suspended(running_in_team_cv, "retry-me")  # back at work
+    assert " checked" in re.search(r'<input[^>]*name="suspend_original"[^>]*>', body).group(0)
+    assert cluster_jobs.names("team-cv") == before
+    done = AuditEvent.objects.filter(name="retry-me").order_by("id")
+    assert [(e.verb, e.outcome) for e in done] == [("suspend", "success"),
+                                                   ("resume", "success")]
