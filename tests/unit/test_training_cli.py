@@ -127,6 +127,7 @@ def test_it_explains_what_is_wrong_with_a_manifest(capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (("--cpu-per-worker", "lots"), "error: --cpu-per-worker: “lots” is not a quantity"),
     (("--env", "NOVALUE"), "error: --env “NOVALUE”: write NAME=VALUE"),
+    (("--env-secret", "KEY=wandb"), "error: --env-secret “KEY=wandb”: write NAME=SECRET:KEY"),
     (("--node-selector", "=x"), "error: --node-selector: "),
     (("--command", "python 'train.py"), "error: --command: No closing quotation"),
 ])
@@ -154,6 +155,20 @@ def test_a_client_dry_run_prints_the_manifest_and_sends_nothing(capsys, monkeypa
     launcher = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
     assert launcher["containers"][0]["command"] == ["horovodrun", "-np", "2", "python",
                                                     "train.py"]
+
+
+def test_secrets_given_as_flags_are_in_the_manifest(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                         "--image", "quay.io/team/bert:1.0", "--dry-run=client",
+                         "--env-secret", "WANDB_API_KEY=wandb-api:api-key",
+                         "--image-pull-secret", "quay-robot", "--command", "python t.py")
+    assert code == 0, err
+    for role in ("Launcher", "Worker"):
+        pod = yaml.safe_load(out)["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["imagePullSecrets"] == [{"name": "quay-robot"}]
+        assert pod["containers"][0]["env"] == [{"name": "WANDB_API_KEY", "valueFrom": {
+            "secretKeyRef": {"name": "wandb-api", "key": "api-key"}}}]
 
 
 def test_a_client_dry_run_names_a_manifests_fields_not_flags(capsys, tmp_path):

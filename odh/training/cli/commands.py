@@ -201,6 +201,8 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
     from odh.training.queues.start import progress_ends, read_standing
     detail, found = _diagnosed(client, args, namespace)
+    if found is not None:
+        found = _with_fix_commands(found, args.kind, detail.summary.name, namespace)
     now = now_utc()
     # where it stands in Kueue's queue, if it names one (what the person may read of it)
     standing = read_standing(client.cluster, KINDS[args.kind], detail.job,
@@ -213,6 +215,23 @@ def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO
         print_describe(detail.job, detail.summary, detail.events, found, out, now, standing)
     out.flush()
     return detail.summary
+
+
+def _with_fix_commands(found, kind: str, name: str, namespace: str):
+    """The diagnosis with each fix the flags can make given as the command that makes it:
+    the job's manifest, with the fix's flags on top, created under a new name (the
+    wizard's "Clone with this fix")."""
+    import dataclasses
+
+    suggestions = []
+    for s in found.suggestions:
+        flags = fix_flags(s.fix) if s.fix is not None else ""
+        if flags:
+            s = dataclasses.replace(s, command=(
+                f"odh training get {kind} {name} -n {namespace} -o yaml | odh training "
+                f"create {kind} {name}-fix -n {namespace} -f - {flags}"))
+        suggestions.append(s)
+    return dataclasses.replace(found, suggestions=suggestions)
 
 
 def _describe(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:

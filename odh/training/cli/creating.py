@@ -26,6 +26,7 @@ FLAGS = {
     "launcher_memory": "--launcher-memory", "mpi_implementation": "--mpi-implementation",
     "node_selector": "--node-selector", "env": "--env", "priority_class": "--priority-class",
     "queue_name": "--queue", "labels": "--label", "annotations": "--annotation",
+    "image_pull_secret": "--image-pull-secret",
 }
 _WORKER = "spec.mpiReplicaSpecs.Worker"
 _LAUNCHER = "spec.mpiReplicaSpecs.Launcher"
@@ -57,7 +58,7 @@ FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
              "cpu_per_worker": "--cpu-per-worker", "memory_per_worker": "--memory-per-worker",
              "launcher_cpu": "--launcher-cpu", "launcher_memory": "--launcher-memory",
              "slots_per_worker": "--slots-per-worker", "node_selector": "--node-selector",
-             "command": "--command"}
+             "command": "--command", "image_pull_secret": "--image-pull-secret"}
 
 
 class UsageError(Exception):
@@ -76,6 +77,9 @@ def fix_flags(fix: Fix) -> str:
     """A fix as flags: "--gpu-per-worker 8 --workers 2"."""
     parts = []
     for key, value in fix.changes.items():
+        if key == "env":
+            parts += [_env_flag(row) for row in value if _env_flag(row)]
+            continue
         flag = FIX_FLAGS.get(key)
         if flag is None:
             continue
@@ -85,6 +89,18 @@ def fix_flags(fix: Fix) -> str:
             value = shlex.join(str(v) for v in value)
         parts.append(f"{flag} {shlex.quote(str(value))}")
     return " ".join(parts)
+
+
+def _env_flag(row: dict) -> str:
+    """An environment row of a fix ({"name", "value", "value_from"}) as --env or
+    --env-secret; "" for a value read from elsewhere (a field, a ConfigMap)."""
+    name = str(row.get("name") or "")
+    ref = (row.get("value_from") or {}).get("secretKeyRef")
+    if ref:
+        return "--env-secret " + shlex.quote(f"{name}={ref.get('name')}:{ref.get('key')}")
+    if row.get("value_from"):
+        return ""
+    return "--env " + shlex.quote(f"{name}={row.get('value') or ''}")
 
 
 def _quantity(flag: str, value: str) -> str:
@@ -177,6 +193,17 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
             raise UsageError(_("--env “%(item)s”: write NAME=VALUE, e.g. --env "
                                "NCCL_DEBUG=INFO.") % {"item": item[:60]})
         spec.env = [e for e in spec.env if e.name != key] + [EnvVar(name=key, value=value)]
+    for item in args.env_secret:
+        key, sep, ref = item.partition("=")
+        secret, colon, secret_key = ref.partition(":")
+        if not (key and sep and secret and colon and secret_key):
+            raise UsageError(_("--env-secret “%(item)s”: write NAME=SECRET:KEY, e.g. "
+                               "--env-secret WANDB_API_KEY=wandb-api:api-key.")
+                             % {"item": item[:60]})
+        spec.env = [e for e in spec.env if e.name != key] + [EnvVar(name=key, value_from={
+            "secretKeyRef": {"name": secret, "key": secret_key}})]
+    if args.image_pull_secret is not None:
+        spec.image_pull_secret = args.image_pull_secret
     if args.node_selector:
         spec.node_selector = _pairs("--node-selector", args.node_selector)
     for flag, attr, items in (("--label", "labels", args.label),

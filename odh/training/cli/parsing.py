@@ -92,6 +92,12 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                        help=_("MPI implementation"))
         p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                        help=_("environment variable (repeat for more)"))
+        p.add_argument("--env-secret", action="append", default=[],
+                       metavar="NAME=SECRET:KEY",
+                       help=_("environment variable read from a key of a Secret (repeat "
+                              "for more)"))
+        p.add_argument("--image-pull-secret", default=None, metavar="SECRET",
+                       help=_("Secret to pull the image with"))
         p.add_argument("--node-selector", default="", metavar="KEY=VALUE[,KEY=VALUE]",
                        help=_("node labels the Workers need, e.g. "
                               "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB"))

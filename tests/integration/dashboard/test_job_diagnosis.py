@@ -337,6 +337,63 @@ def cv_pull_secret(demo_cluster):
         core.delete_namespaced_secret("quay-cv-robot", "team-cv")
 
 
+def _describe_and_run_the_fix(cluster, ref: tuple[str, str, str], fix: str) -> tuple[str, dict]:
+    """`odh training describe` as alice, the command it gives for the fix `fix` run as a
+    shell runs it, and the job that command created (deleted afterwards)."""
+    import io
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from kubernetes import client as k8s
+
+    from odh.training.cli import main as odh_training
+
+    namespace, kind, name = ref
+    kubeconfig = str(cluster.kubeconfig("alice"))
+    out = io.StringIO()
+    assert odh_training(["describe", kind, name, "-n", namespace, "--kubeconfig", kubeconfig],
+                        out=out) == 0
+    line = next(line for line in out.getvalue().splitlines() if fix in line)
+    command = line.split("  $ ", 1)[1]
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, KUBECONFIG=kubeconfig, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], env=env,
+                          capture_output=True, text=True, timeout=120)
+    with cluster.api_client("admin") as api:
+        custom = k8s.CustomObjectsApi(api)
+        try:
+            assert done.returncode == 0, done.stderr
+            return command, custom.get_namespaced_custom_object(
+                "kubeflow.org", "v2beta1", namespace, "mpijobs", f"{name}-fix")
+        finally:
+            if done.returncode == 0:
+                custom.delete_namespaced_custom_object("kubeflow.org", "v2beta1", namespace,
+                                                       "mpijobs", f"{name}-fix")
+
+
+def test_the_command_line_gives_the_pull_secret_fix_as_a_command(demo_cluster, cv_pull_secret):
+    command, made = _describe_and_run_the_fix(demo_cluster, DETR,
+                                              "Clone using the pull secret “quay-cv-robot”")
+    assert command == ("odh training get mpijob detr-coco-train -n team-cv -o yaml | odh "
+                       "training create mpijob detr-coco-train-fix -n team-cv -f - "
+                       "--image-pull-secret quay-cv-robot")
+    for role in ("Launcher", "Worker"):
+        pod = made["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["imagePullSecrets"] == [{"name": "quay-cv-robot"}]
+
+
+def test_the_command_line_gives_the_secret_fix_as_a_command(demo_cluster, wandb_secret):
+    command, made = _describe_and_run_the_fix(demo_cluster, T5,
+                                              "Clone using the Secret “wandb-api”")
+    assert "--env-secret WANDB_API_KEY=wandb-api:api-key" in command
+    env = made["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {
+        "name": "wandb-api", "key": "api-key"}}} in env
+    assert "wandb-credentials" not in str(made["spec"])
+
+
 def test_an_image_the_registry_refuses_is_fixed_by_a_clone_with_a_pull_secret(
         alice, cv_pull_secret):
     body = _overview(alice, DETR)
