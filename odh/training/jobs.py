@@ -25,6 +25,7 @@ refusals (`ClusterError` and its kinds); each carries `suggestions`.
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import threading
 import time
@@ -60,6 +61,7 @@ from odh.training.spec import (
     ManifestError,
     PVCVolume,
     build_manifest,
+    clone_spec,
     manifest_yaml,
 )
 from odh.training.spec import read_manifest as spec_from_manifest
@@ -532,6 +534,26 @@ class MPIJob:
             self.client.cluster, self.namespace, pod.name, pod.container, tail=tail))
 
     # -- changing ----------------------------------------------------------------------------
+    def with_fix(self, fix: Any, name: str | None = None) -> MPIJob:
+        """A new job: this one's configuration with one of its diagnosis' fixes applied
+        (what the dashboard's "Clone with this fix" and `describe`'s command make), named
+        `name` (default "<name>-fix"), created when you call `create()`:
+
+            found = job.diagnose()
+            fixed = job.with_fix(found.fixes[0]).create()
+        """
+        spec = clone_spec(self.spec, name or f"{self.name}-fix")
+        settings = {f.name for f in dataclasses.fields(spec)}
+        for key, value in fix.changes.items():
+            if key == "env":  # rows as the fix writes them (a Secret's key, or a value)
+                spec.env = [EnvVar(name=str(row["name"]), value=str(row.get("value") or ""),
+                                   value_from=copy.deepcopy(row.get("value_from")))
+                            for row in value]
+            elif key in settings:
+                setattr(spec, key, copy.deepcopy(value))
+        return MPIJob.from_spec(spec, client=self._client, kubeconfig=self._kubeconfig,
+                                context=self._context)
+
     def suspend(self) -> MPIJob:
         self.object = self.client.suspend(self.name, self.namespace)
         return self

@@ -394,6 +394,24 @@ def test_the_command_line_gives_the_secret_fix_as_a_command(demo_cluster, wandb_
     assert "wandb-credentials" not in str(made["spec"])
 
 
+def test_the_sdk_applies_the_fixes_of_a_diagnosis(demo_cluster, cv_pull_secret):
+    from odh.training import MPIJob
+    from odh.training.sdk import TrainingClient
+
+    with TrainingClient(kubeconfig=str(demo_cluster.kubeconfig("alice"))) as client:
+        job = MPIJob.get("detr-coco-train", "team-cv", client=client)
+        fix = next(f for f in job.diagnose().fixes if "quay-cv-robot" in f.label)
+        fixed = job.with_fix(fix)
+        assert fixed.name == "detr-coco-train-fix" and job.name == "detr-coco-train"
+        fixed.create()
+        try:
+            made = client.get_job("detr-coco-train-fix", "team-cv")
+            pod = made["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+            assert pod["imagePullSecrets"] == [{"name": "quay-cv-robot"}]
+        finally:
+            fixed.delete()
+
+
 def test_an_image_the_registry_refuses_is_fixed_by_a_clone_with_a_pull_secret(
         alice, cv_pull_secret):
     body = _overview(alice, DETR)
