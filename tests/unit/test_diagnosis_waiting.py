@@ -294,6 +294,18 @@ def test_busy_gpus_or_a_recent_line_is_not_a_hang():
     assert diagnose(recent) is None
 
 
+def test_a_hang_is_not_said_when_prometheus_did_not_answer_for_the_gpus():
+    """Quiet by design, computing on its GPUs: without their use read, the list's look and
+    the page's once disagreed (one read it in time, the other did not)."""
+    job, pods, log = _quiet_job(100, 100 + 14 * 60)
+    unanswered = facts(job, pods, logs=[log], seconds=100 + 14 * 60,
+                       usage=Usage(gpu_unread=True))
+    assert diagnose(unanswered) is None
+    # no Prometheus at all: the log's silence alone is said, as before
+    alone = diagnose(facts(job, pods, logs=[log], seconds=100 + 14 * 60))
+    assert alone.headline == "Possible hang: no new log line from Launcher for 13m 59s"
+
+
 def test_a_dismissed_hang_is_not_said_again():
     job, pods, log = _quiet_job(100, 100 + 14 * 60)
     quiet = facts(job, pods, logs=[log], seconds=100 + 14 * 60,

@@ -65,6 +65,7 @@ class Usage:
     memory_peak: dict[str, float] = field(default_factory=dict)  # pod -> bytes, whole run
     gpu_util: float | None = None       # percent, the job's GPUs on average, recent window
     gpu_util_seconds: float = 0.0       # the window it is averaged over
+    gpu_unread: bool = False  # the GPUs' use was asked and Prometheus did not answer
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ def _prometheus_usage(reader: _Reader, prometheus: PrometheusClient, summary: Jo
             result = reader.read(what, lambda q=promql: prometheus.query(
                 q, summary.namespace, at=now.timestamp()), elsewhere=True)
             if result is None:
+                usage.gpu_unread = True
                 break
             samples = parse_vector(result, gpu_scale(metric))
             if samples:

@@ -95,6 +95,10 @@ def possible_hang(facts: Facts) -> Diagnosis | None:
     util = usage.gpu_util if usage else None
     if util is not None and util >= IDLE_GPU_PERCENT:
         return None  # quiet, but its GPUs are working
+    if usage is not None and usage.gpu_unread:
+        # asked, not answered: the GPUs may be busy (a quiet job that computes), and a
+        # second look that reads them would say otherwise; nothing rather than that
+        return None
     values = {"silence": format_duration(silence), "pod": source.label}
     evidence = []
     line = logs.last_line(tail.texts)
