@@ -172,6 +172,13 @@ OPTIONAL_RESOURCE_TYPES: dict[str, list[ResourceType]] = {
                      subresources=("status",), custom=True),
         ResourceType("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes",
                      "ClusterTrainingRuntime", namespaced=False, custom=True),
+        ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes",
+                     "TrainingRuntime", custom=True),
+    ],
+    # what the Trainer builds a TrainJob's pods through (kubernetes-sigs/jobset)
+    "jobset": [
+        ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet",
+                     subresources=("status",), custom=True),
     ],
 }
 
