@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from simcluster.resources import Registry, ResourceType
-from simcluster.schema_types import SCHEMAS
+from simcluster.schema import CRD_SCHEMAS
 
 Obj = dict[str, Any]
 
@@ -134,7 +134,7 @@ class Discovery:
                 "patch": dict(op, operationId=f"patch{rt.kind}"),
             }
             schema_name = f"{group or 'core'}.{version}.{rt.kind}"
-            crd_schema = SCHEMAS.get(f"{group}/{rt.plural}") if rt.custom else None
+            crd_schema = CRD_SCHEMAS.get(f"{group}/{rt.plural}") if rt.custom else None
             if crd_schema is not None:
                 # the structural schema, as a CRD publishes it (`kubectl explain mpijobs.spec`)
                 schemas[schema_name] = dict(copy.deepcopy(crd_schema), **{

@@ -9,7 +9,7 @@ What the API server does with a custom resource, in its order:
    full dotted path: `spec.slotsPerWorker in body must be of type integer: "string"`);
 5. checks that `x-kubernetes-list-type: map` lists have unique keys.
 
-The schemas themselves are in schema_types.py.
+The schemas themselves are in schema_types.py and schema_trainer.py.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 from simcluster import errors, labelparse, quantity
 from simcluster.resources import ResourceType
 from simcluster.schema_builtin import BUILTIN_SCHEMAS, CUSTOM_RESOURCE, QUANTITY_KEY
+from simcluster.schema_trainer import TRAINER_SCHEMAS
 from simcluster.schema_types import INT_OR_STRING, PRESERVE, SCHEMAS, UNMODELLED
 
 Obj = dict[str, Any]
@@ -31,11 +32,15 @@ Obj = dict[str, Any]
 WARNINGS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "simcluster_warnings", default=None)
 
+# every modelled custom resource by "<group>/<plural>": Kubeflow's training operators
+# (schema_types.py), the Trainer v2 and JobSet (schema_trainer.py)
+CRD_SCHEMAS: dict[str, Obj] = {**SCHEMAS, **TRAINER_SCHEMAS}
+
 
 def schema_for(rt: ResourceType) -> Obj | None:
     if not rt.custom:
         return None
-    return SCHEMAS.get(f"{rt.group}/{rt.plural}", UNMODELLED)
+    return CRD_SCHEMAS.get(f"{rt.group}/{rt.plural}", UNMODELLED)
 
 
 def _child(path: str, key: str) -> str:
