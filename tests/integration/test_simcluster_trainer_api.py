@@ -1,7 +1,7 @@
 """Kubeflow Trainer v2's API in simcluster (`apis: [trainer, jobset]`): TrainJob,
 TrainingRuntime, ClusterTrainingRuntime and JobSet served like any custom resource, as a
-cluster with the Trainer and JobSet installed serves them (no controller acts on them yet:
-issue 23)."""
+cluster with the Trainer and JobSet installed serves them (the TrainJob controller is
+tested in test_simcluster_trainjob.py)."""
 
 from __future__ import annotations
 
