@@ -51,3 +51,13 @@ def normalise(obj: Any, path: str = "") -> Any:
         for i, item in enumerate(obj):
             normalise(item, f"{path}[{i}]")
     return obj
+
+
+def seconds(ts: str | None) -> float | None:
+    """A metav1.Time as written back (`2024-01-02T03:04:05Z`) in epoch seconds, or None."""
+    if not ts:
+        return None
+    try:
+        return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

@@ -30,6 +30,10 @@ def all_controllers(cluster: Cluster) -> list[Controller]:
 
         cluster.kueue = KueueController(cluster)  # the visibility API asks it its order
         controllers.append(cluster.kueue)
+    if serves_jobset(cluster):
+        from simcluster.controllers.jobset import JobSetController
+
+        controllers.append(JobSetController(cluster))
     if serves_trainer(cluster):
         from simcluster.controllers.trainjob import TrainJobController
 
@@ -45,3 +49,7 @@ def serves_trainer(cluster: Cluster) -> bool:
     """The Trainer runs when the cluster serves both TrainJob and JobSet."""
     return (cluster.registry.by_kind("trainer.kubeflow.org/v1alpha1", "TrainJob") is not None
             and cluster.registry.by_kind("jobset.x-k8s.io/v1alpha2", "JobSet") is not None)
+
+
+def serves_jobset(cluster: Cluster) -> bool:
+    return cluster.registry.by_kind("jobset.x-k8s.io/v1alpha2", "JobSet") is not None

@@ -8,12 +8,14 @@ writes can stop the loop.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from simcluster import errors
 from simcluster.backoff import exponential
 from simcluster.clock import SLICE_SECONDS  # a pump between requests stops after this long
 from simcluster.store import Change
@@ -52,6 +54,32 @@ class Controller:
         self.cluster.manager.enqueue(self, key, after)
 
     # helpers shared by controllers
+    def write_status(self, rt: Any, obj: Obj, status: Obj) -> None:
+        """Store `status` as the object's status (its status subresource), if it differs."""
+        def write(current: Obj) -> bool | None:
+            if current.get("status") == status:
+                return False
+            current["status"] = copy.deepcopy(status)
+            return None
+        meta = obj["metadata"]
+        self.store.mutate(rt, meta.get("namespace", ""), meta["name"], write)
+
+    def expire(self, rt: Any, obj: Obj, finished: float | None, ttl: int | None,
+               policy: str) -> float | None:
+        """ttlSecondsAfterFinished: the nominal seconds left before `obj`, finished at the
+        clock reading `finished`, is deleted; None once it is (or without a ttl)."""
+        if ttl is None or finished is None:
+            return None
+        remaining = finished + self.clock.real_delay(ttl) - self.clock.now()
+        if remaining > 0:
+            return max(remaining * self.clock.speed, 0.01)
+        meta = obj["metadata"]
+        try:
+            self.cluster.deleter.delete(rt, meta["namespace"], meta["name"], None, policy)
+        except errors.ApiError:
+            pass
+        return None
+
     @staticmethod
     def own_key(change: Change) -> Iterable[Key]:
         m = change.obj["metadata"]

@@ -1,4 +1,5 @@
-"""The Kubernetes batch/v1 Job controller (as in 1.31), enough for the MPI launcher Job.
+"""The Kubernetes batch/v1 Job controller (as in 1.31), enough for the MPI launcher Job
+and a JobSet's Jobs (Indexed ones: batchjob_indexed).
 
 Pods are created from the template as `<job>-<random5>` with the job-tracking finalizer
 `batch.kubernetes.io/job-tracking`. As upstream, the controller removes that finalizer once
@@ -18,11 +19,11 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
-from simcluster import errors
+from simcluster import errors, timestamps
 from simcluster.backoff import exponential
+from simcluster.controllers import batchjob_indexed as indexes
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import (
     controller_ref,
@@ -44,15 +45,6 @@ BACKOFF_LIMIT_REASON = "BackoffLimitExceeded"
 BACKOFF_LIMIT_MESSAGE = "Job has reached the specified backoff limit"
 DEADLINE_REASON = "DeadlineExceeded"
 DEADLINE_MESSAGE = "Job was active longer than specified deadline"
-
-
-def _parse_time(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
 
 
 def _phase(pod: Obj) -> str:
@@ -214,20 +206,12 @@ class JobController(Controller):
             if not status.get(k):
                 status.pop(k, None)
         if status != old:
-            self._write_status(job, status)
+            self.write_status(self.jobs, job, status)
         if _condition(status, "Complete") or _condition(status, "Failed"):
             ttl = self._ttl(job, status)
             if ttl is not None:
                 requeue.append(ttl)
         return min(requeue) if requeue else None
-
-    def _write_status(self, job: Obj, status: Obj) -> None:
-        def write(j: Obj) -> bool | None:
-            if j.get("status") == status:
-                return False
-            j["status"] = copy.deepcopy(status)
-            return None
-        self.store.mutate(self.jobs, job["metadata"]["namespace"], job["metadata"]["name"], write)
 
     def _remove_finalizers(self, job: Obj, pods: list[Obj]) -> None:
         for pod in pods:
@@ -257,7 +241,8 @@ class JobController(Controller):
                     self._drop_finalizer(pod)
                 continue
             if _phase(pod) == "Succeeded":
-                status["succeeded"] = int(status.get("succeeded") or 0) + 1
+                if indexes.mark_completed(job, status, pod):
+                    status["succeeded"] = int(status.get("succeeded") or 0) + 1
                 self._failures.pop(uid, None)
             else:
                 status["failed"] = int(status.get("failed") or 0) + 1
@@ -306,7 +291,7 @@ class JobController(Controller):
         else:
             deadline = int_or(spec.get("activeDeadlineSeconds"), None)
             uid = job["metadata"]["uid"]
-            started = self._started.get(uid) or _parse_time(status.get("startTime"))
+            started = self._started.get(uid) or timestamps.seconds(status.get("startTime"))
             if deadline is not None and started is not None:
                 remaining = started + self.clock.real_delay(deadline) - now
                 if remaining <= 0:
@@ -339,15 +324,16 @@ class JobController(Controller):
                 requeue.append(remaining * self.clock.speed)
                 return active
         created = list(active)
-        for _ in range(wanted - len(active)):
-            pod = self._create_pod(job)
+        for index in indexes.free_indexes(job, status, active, completions,
+                                          wanted - len(active)):
+            pod = self._create_pod(job, index)
             if pod is None:
                 requeue.append(BACKOFF_BASE)
                 break
             created.append(pod)
         return created
 
-    def _create_pod(self, job: Obj) -> Obj | None:
+    def _create_pod(self, job: Obj, index: int | None = None) -> Obj | None:
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         meta: Obj = {"generateName": f"{job['metadata']['name']}-",
@@ -359,6 +345,8 @@ class JobController(Controller):
             meta["annotations"] = dict(tmeta["annotations"])
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
                "spec": template.get("spec") or {}}
+        if index is not None:
+            indexes.apply_index(meta, pod["spec"], job["metadata"]["name"], index)
         try:
             created = self.cluster.create_as(self.user, pod)
         except errors.ApiError as e:
@@ -374,20 +362,15 @@ class JobController(Controller):
             return None
         meta = job["metadata"]
         cond = _condition(status, "Complete") or _condition(status, "Failed") or {}
-        finished = self._finished.get(meta["uid"]) or _parse_time(cond.get("lastTransitionTime"))
+        finished = self._finished.get(meta["uid"]) or timestamps.seconds(
+            cond.get("lastTransitionTime"))
         if finished is None:
             return None
-        remaining = finished + self.clock.real_delay(ttl) - self.clock.now()
-        if remaining > 0:
-            return max(remaining * self.clock.speed, 0.01)
-        try:
-            self.cluster.deleter.delete(self.jobs, meta["namespace"], meta["name"], None,
-                                        "Background")
-        except errors.ApiError:
-            pass
-        for memo in (self._failures, self._started, self._finished):
-            memo.pop(meta["uid"], None)
-        return None
+        left = self.expire(self.jobs, job, finished, ttl, "Background")
+        if left is None:
+            for memo in (self._failures, self._started, self._finished):
+                memo.pop(meta["uid"], None)
+        return left
 
 
 def _ready(pod: Obj) -> bool:
