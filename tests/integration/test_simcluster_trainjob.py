@@ -1,7 +1,6 @@
 """Kubeflow Trainer v2's TrainJob controller in simcluster: a TrainJob on a runtime becomes
 a JobSet (plus MPI's SSH Secret and hostfile ConfigMap), and its status follows the
-JobSet's. The JobSet's status is patched here as admin, so these tests do not depend on a
-JobSet controller."""
+JobSet's, which simcluster's JobSet controller runs (test_simcluster_jobset.py)."""
 
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ SCENARIO = {
     "apis": ["trainer", "jobset"],
     "users": [{"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
     "namespaces": [{"name": NS}],
+    "nodes": [{"name": "gpu-{i}", "count": 2, "cpu": 64, "memory": "512Gi", "gpus": 8}],
     "access": [{"user": "admin", "clusterRole": "cluster-admin"}],
     "objects": RUNTIMES,
 }
@@ -183,30 +183,21 @@ def test_suspend_propagates_to_the_jobset_and_back(api):
     assert resumed["reason"] == "Resumed"
 
 
-@pytest.mark.parametrize("outcome", ["Completed", "Failed"])
-def test_the_trainjob_follows_the_jobsets_status(api, outcome):
-    name = f"follow-{outcome.lower()}"
-    create_trainjob(api, name, "torch-distributed")
-    wait_until(lambda: get(api, JOBSET, "jobsets", name), timeout=TIMEOUT)
-    reason = "AllJobsCompleted" if outcome == "Completed" else "FailedJobs"
-    message = "jobset completed successfully" if outcome == "Completed" else \
-        "jobset failed due to one or more job failures"
-    status = {"conditions": [{"type": outcome, "status": "True", "reason": reason,
-                              "message": message,
-                              "lastTransitionTime": "2026-01-01T00:00:00Z"}],
-              "terminalState": "Complete" if outcome == "Completed" else "Failed",
-              "replicatedJobsStatus": [{"name": "node", "ready": 0,
-                                        "succeeded": 1 if outcome == "Completed" else 0,
-                                        "failed": 0 if outcome == "Completed" else 1,
-                                        "active": 0, "suspended": 0}]}
-    k8s.CustomObjectsApi(api).patch_namespaced_custom_object_status(
-        *JOBSET, NS, "jobsets", name, {"status": status})
-    target = "Complete" if outcome == "Completed" else "Failed"
-    cond = wait_until(lambda: condition(get(api, TRAINER, "trainjobs", name), target),
-                      timeout=TIMEOUT)
-    assert (cond["status"], cond["reason"], cond["message"]) == ("True", reason, message)
+@pytest.mark.parametrize(("outcome", "command"), [("Complete", ["torchrun", "train.py"]),
+                                                 ("Failed", ["false"])])
+def test_a_trainjob_runs_through_its_jobset_to_its_end(api, outcome, command):
+    """End to end with simcluster's JobSet controller: the JobSet's Jobs and pods run, and
+    the TrainJob's condition and jobsStatus follow the JobSet's."""
+    name = f"run-{outcome.lower()}"
+    create_trainjob(api, name, "torch-distributed", {"numNodes": 2, "command": command})
+    done = wait_until(lambda: condition(get(api, TRAINER, "trainjobs", name), outcome),
+                      timeout=90, message=f"{name} to be {outcome}")
+    jobset = get(api, JOBSET, "jobsets", name)
+    said = condition(jobset, "Completed" if outcome == "Complete" else "Failed")
+    assert (done["status"], done["reason"], done["message"]) == (
+        "True", said["reason"], said["message"])
     job = get(api, TRAINER, "trainjobs", name)
-    assert job["status"]["jobsStatus"] == [
-        {"name": "node", "ready": 0, "succeeded": status["replicatedJobsStatus"][0]["succeeded"],
-         "failed": status["replicatedJobsStatus"][0]["failed"], "active": 0, "suspended": 0}]
+    [node] = job["status"]["jobsStatus"]
+    assert node["name"] == "node"
+    assert (node["succeeded"], node["failed"]) == ((1, 0) if outcome == "Complete" else (0, 1))
     assert condition(job, "Created")["status"] == "True"
