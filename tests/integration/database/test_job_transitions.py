@@ -130,9 +130,13 @@ def test_it_finds_the_transitions_to_audit_by_their_own_index():
                       from_status="Running", to_status="Succeeded", at=now,
                       audited=i % 100 != 0)
         for i in range(1000))
+    # recorded a day ahead: a watch hub's recorder left running in this test process
+    # (its audit pass every 2 s, on the real clock) must not audit them meanwhile
+    ahead = now + timedelta(days=1)
+    JobTransition.objects.filter(uid__startswith="uid-").update(recorded=ahead)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    later = now + AUDIT_GRACE + timedelta(seconds=1)
+    later = ahead + AUDIT_GRACE + timedelta(seconds=1)
     assert due_for_audit(later).count() == 10
     plan = due_for_audit(later)[:200].explain()
     assert "jobtransition_unaudited_idx" in plan, plan
