@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -133,3 +134,24 @@ def start_scenario(base: Path, scenario: dict, speed: float = 50.0,
     path.write_text(yaml.safe_dump(scenario))
     return start(base / "state", scenario=str(path), speed=speed)
 
+
+
+def admin_scenario(name: str, description: str, apis: list[str], namespace: str,
+                   **more: object) -> dict:
+    """A small scenario: one cluster administrator, one namespace, the optional `apis`
+    (and `nodes`, `objects`... as given)."""
+    return {"name": name, "description": description, "apis": apis,
+            "users": [{"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
+            "namespaces": [{"name": namespace}],
+            "access": [{"user": "admin", "clusterRole": "cluster-admin"}], **more}
+
+
+@contextlib.contextmanager
+def admin_client(base: Path, scenario: dict):
+    """A cluster started on `scenario` and its administrator's API client, stopped after."""
+    sim = start_scenario(base, scenario, name=f"{scenario['name']}.yaml")
+    try:
+        with sim.api_client("admin") as client:
+            yield client
+    finally:
+        sim.stop()

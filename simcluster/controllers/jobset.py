@@ -167,7 +167,7 @@ class JobSetController(Controller):
                 if name in existing:
                     continue
                 if self.store.get_raw(self.jobs, ns, name) is not None:
-                    # someone else's Job of that name (upstream's TODO #18): the create
+                    # someone else's Job of that name (upstream leaves it so too): the create
                     # would fail with AlreadyExists
                     self._event(js, "Warning", JOB_CREATION_FAILED,
                                 f'job "{name}" creation failed with error: jobs.batch '

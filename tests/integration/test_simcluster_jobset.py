@@ -13,27 +13,17 @@ from tests.waiting import wait_until
 
 NS = "team-nlp"
 GROUP, VERSION, PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
-SCENARIO = {
-    "name": "jobset",
-    "description": "The JobSet API and controller on a small CPU cluster.",
-    "apis": ["jobset"],
-    "users": [{"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
-    "namespaces": [{"name": NS}],
-    "nodes": [{"name": "cpu-{i}", "count": 2, "cpu": 16, "memory": "64Gi"}],
-    "access": [{"user": "admin", "clusterRole": "cluster-admin"}],
-}
+SCENARIO = simcluster_process.admin_scenario(
+    "jobset", "The JobSet API and controller on a small CPU cluster.", ["jobset"], NS,
+    nodes=[{"name": "cpu-{i}", "count": 2, "cpu": 16, "memory": "64Gi"}])
 TIMEOUT = 120  # generous: a slow 2-core machine
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("jobset"), SCENARIO,
-                                            name="jobset.yaml")
-    try:
-        with sim.api_client("admin") as client:
-            yield client
-    finally:
-        sim.stop()
+    base = tmp_path_factory.mktemp("jobset")
+    with simcluster_process.admin_client(base, SCENARIO) as client:
+        yield client
 
 
 def rjob(name: str, replicas: int, command: list[str], **job_spec) -> dict:

@@ -13,14 +13,8 @@ from kubernetes import client as k8s
 from tests import simcluster_process
 
 NS = "team-nlp"
-SCENARIO = {
-    "name": "trainer-api",
-    "description": "The Trainer's and JobSet's APIs, nothing else.",
-    "apis": ["trainer", "jobset"],
-    "users": [{"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
-    "namespaces": [{"name": NS}],
-    "access": [{"user": "admin", "clusterRole": "cluster-admin"}],
-}
+SCENARIO = simcluster_process.admin_scenario(
+    "trainer-api", "The Trainer's and JobSet's APIs, nothing else.", ["trainer", "jobset"], NS)
 # a runtime as upstream's manifests/base/runtimes write one (mpi-distributed, shortened)
 RUNTIME_SPEC = {
     "mlPolicy": {"numNodes": 1, "mpi": {"numProcPerNode": 1, "mpiImplementation": "OpenMPI",
@@ -41,13 +35,9 @@ RUNTIME_SPEC = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("trainer-api"), SCENARIO,
-                                            name="trainer-api.yaml")
-    try:
-        with sim.api_client("admin") as client:
-            yield client
-    finally:
-        sim.stop()
+    base = tmp_path_factory.mktemp("trainer-api")
+    with simcluster_process.admin_client(base, SCENARIO) as client:
+        yield client
 
 
 def test_discovery_lists_the_trainers_and_jobsets_resources(api):

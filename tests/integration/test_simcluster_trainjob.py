@@ -19,28 +19,18 @@ TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")
 RUNTIMES = yaml.safe_load((Path(__file__).resolve().parents[2] / "simcluster" / "scenarios"
                            / "trainer-runtimes.yaml").read_text())
-SCENARIO = {
-    "name": "trainjob",
-    "description": "The Trainer's TrainJob controller on upstream-shaped runtimes.",
-    "apis": ["trainer", "jobset"],
-    "users": [{"name": "admin", "password": "admin", "groups": ["cluster-admins"]}],
-    "namespaces": [{"name": NS}],
-    "nodes": [{"name": "gpu-{i}", "count": 2, "cpu": 64, "memory": "512Gi", "gpus": 8}],
-    "access": [{"user": "admin", "clusterRole": "cluster-admin"}],
-    "objects": RUNTIMES,
-}
+SCENARIO = simcluster_process.admin_scenario(
+    "trainjob", "The Trainer's TrainJob controller on upstream-shaped runtimes.",
+    ["trainer", "jobset"], NS, objects=RUNTIMES,
+    nodes=[{"name": "gpu-{i}", "count": 2, "cpu": 64, "memory": "512Gi", "gpus": 8}])
 TIMEOUT = 60
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("trainjob"), SCENARIO,
-                                            name="trainjob.yaml")
-    try:
-        with sim.api_client("admin") as client:
-            yield client
-    finally:
-        sim.stop()
+    base = tmp_path_factory.mktemp("trainjob")
+    with simcluster_process.admin_client(base, SCENARIO) as client:
+        yield client
 
 
 def create_trainjob(api, name, runtime, trainer=None, **spec):
