@@ -479,7 +479,8 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         item = {"action": str(s.action), "text": s.text, "command": s.command, "url": "",
                 "primary": False, "note": ""}
         if s.action == Action.FIX:
-            if s.fix is None or not summary.kind.creatable:
+            # a fix opens the wizard on a clone: only of a kind its steps show
+            if s.fix is None or not summary.kind.wizard_ready:
                 continue
             item["url"] = (reverse("training-job-new") + "?" + urlencode(
                 {"clone": "/".join(ref), "fix": fix_token(s.fix, summary, token)}))
@@ -500,7 +501,7 @@ def suggestion_links(diagnosis: Diagnosis, summary: JobSummary, token: str) -> l
         elif s.action == Action.COMPARE:
             item["url"] = reverse("training-job-compare") + "?" + urlencode(
                 [("job", "/".join(ref)), ("job", s.target)])
-        elif s.action == Action.RETRY and summary.kind.creatable:
+        elif s.action == Action.RETRY and summary.kind.wizard_ready:
             # of a job still at work too: its retry page offers to suspend it first
             item["url"] = reverse("training-job-retry", args=ref)
         elif s.action == Action.DISMISS:

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, models
 from django.utils.translation import gettext_lazy as _
 
-from odh.training.kinds import JobKind, creatable_kinds, kind_for_slug
+from odh.training.kinds import JobKind, default_kind, kind_for_slug
 
 
 class AppendOnlyError(RuntimeError):
@@ -92,8 +92,8 @@ class AuditEvent(models.Model):
 
 
 def default_draft_kind() -> str:
-    """A new draft creates the first kind the dashboard creates (the MPIJob)."""
-    return creatable_kinds()[0].slug
+    """A new draft creates the default kind (the MPIJob)."""
+    return default_kind().slug
 
 
 class WizardDraft(models.Model):
@@ -125,13 +125,13 @@ class WizardDraft(models.Model):
 
     @property
     def job_kind(self) -> JobKind:
-        """The kind the draft creates; a kind no longer created here falls back to the
-        first that is."""
+        """The kind the draft creates; a kind the wizard does not show (no longer created
+        here, or created by the SDK and CLI only) falls back to the default kind."""
         try:
             kind = kind_for_slug(self.kind)
         except KeyError:
-            return creatable_kinds()[0]
-        return kind if kind.creatable else creatable_kinds()[0]
+            return default_kind()
+        return kind if kind.wizard_ready else default_kind()
 
     def __str__(self) -> str:
         return f"draft {self.key} of {self.user}: {self.data.get('name', '')!r} at {self.step}"

@@ -35,12 +35,14 @@ from odh.training.spec import JobSpec, build_manifest
 UNKNOWN_FIELDS = "unknown-fields"
 INVALID = "invalid"
 NEVER_FITS = "never-fits"
+NOT_SERVED = "not-served"
 
 
 class CreateRefused(errors.ODHError):
     """Nothing was created: `reason` is UNKNOWN_FIELDS (`unknown` names them), INVALID
-    (`findings`: each field's problem) or NEVER_FITS (`checked.fit`: the problems and the
-    fixes); `checked` is the preflight, when it ran."""
+    (`findings`: each field's problem: for a TrainJob, its runtime's too), NEVER_FITS
+    (`checked.fit`: the problems and the fixes) or NOT_SERVED (the cluster lacks the
+    kind's API: the message says what to do); `checked` is the preflight, when it ran."""
 
     def __init__(self, message: str, reason: str, *, checked: Preflight | None = None,
                  unknown: list[str] | None = None) -> None:
@@ -79,7 +81,10 @@ def check(client: ClusterClient, spec: JobSpec, *, from_manifest: bool = False,
         if unknown:
             raise CreateRefused(unknown_fields_message(unknown), UNKNOWN_FIELDS,
                                 unknown=unknown)
-    checked = preflight(client, spec)
+    try:
+        checked = preflight(client, spec)
+    except errors.NotServed as e:
+        raise CreateRefused(e.message, NOT_SERVED) from None
     if checked.errors:
         raise CreateRefused(" ".join(f.message for f in checked.errors), INVALID,
                             checked=checked)

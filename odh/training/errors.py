@@ -141,6 +141,13 @@ class NotFound(ClusterError):
     code = "NotFound"
 
 
+class NotServed(NotFound):
+    """The cluster does not serve an API a job needs (404 on its group): the operator that
+    brings it is not installed. The message says what to do."""
+
+    code = "NotServed"
+
+
 class Conflict(ClusterError):
     """Already exists, or the object changed since it was read."""
 

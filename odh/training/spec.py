@@ -26,7 +26,8 @@ from odh.training.kinds.jobspec import (
     Toleration,
     volume_name_for,
 )
-from odh.training.kinds.mpijob.manifest import LAST_APPLIED_ANNOTATION, SIDECAR_ANNOTATION
+from odh.training.kinds.manifestparts import LAST_APPLIED_ANNOTATION
+from odh.training.kinds.mpijob.manifest import SIDECAR_ANNOTATION
 from odh.training.kinds.mpijob.model import (
     CLEAN_POD_POLICIES,
     LAUNCHER,

@@ -60,8 +60,16 @@ _AFTER_KIND: list[Rule] = [
 
 def validate_spec(spec: JobSpec, context: ValidationContext | None = None
                   ) -> list[FieldError]:
-    """Every problem found, errors and warnings (see FieldError.severity); [] when fine."""
+    """Every problem found, errors and warnings (see FieldError.severity); [] when fine.
+    The shared rules' findings on a field the kind checks itself (`SpecModel.own_fields`)
+    are left to the kind's rules."""
     context = context or ValidationContext()
     model = spec.kind.spec_model
-    rules = [*_BEFORE_KIND, *(model.rules if model else ()), *_AFTER_KIND]
-    return [finding for rule in rules for finding in rule(spec, context)]
+    own = model.own_fields if model else frozenset()
+
+    def shared(rules: list[Rule]) -> list[FieldError]:
+        return [f for rule in rules for f in rule(spec, context)
+                if f.field.partition("[")[0] not in own]
+
+    kinds = [f for rule in (model.rules if model else ()) for f in rule(spec, context)]
+    return [*shared(_BEFORE_KIND), *kinds, *shared(_AFTER_KIND)]

@@ -80,7 +80,7 @@ def uses_of_a_kind(source: str, may_import_kind_modules: bool = False) -> list[i
 
 
 def test_the_check_finds_a_kind_named():
-    assert SPEC_CLASSES == {"MPIJobSpec"}
+    assert SPEC_CLASSES == {"MPIJobSpec", "TrainJobSpec"}
     assert uses_of_a_kind("from odh.training.kinds import MPIJOB") == [1]
     assert uses_of_a_kind("from odh.training.kinds.mpijob.model import EnvVar") == [1]
     assert uses_of_a_kind("spec = MPIJobSpec(name='x')") == [1]

@@ -107,7 +107,7 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
     context = {
         "record": record, "kind": job_kind, "project": project, "name": name,
         "job_exists": live_uid is not None, "same_job": live_uid == record.uid,
-        "newest": newest, "copyable": job_kind.creatable and this_run,
+        "newest": newest, "copyable": job_kind.wizard_ready and this_run,
         **_configuration(record, job_kind),
     }
     return render(request, "training/job_history.html", context)
@@ -133,4 +133,4 @@ def missing_job_history(request: HttpRequest) -> dict:
     record = newest_history(project, kind, name, uid)
     if record is None:
         return {}
-    return {"history": record, "history_kind": kind, "history_clone": kind.creatable}
+    return {"history": record, "history_kind": kind, "history_clone": kind.wizard_ready}

@@ -27,7 +27,7 @@ from odh.training.checks.syntax import (
     read_whole_number,
     tolerations_text,
 )
-from odh.training.kinds import JobKind, kind_for_manifest
+from odh.training.kinds import JobKind, default_kind, kind_for_manifest
 from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -261,6 +261,8 @@ def spec_from_data(data: dict, base: dict | None = None,
     """The spec of `kind` a draft describes, and the fields that could not be read. Without
     a kind: the kind of the manifest the draft started from, else the default kind."""
     kind = kind or kind_for_manifest(base)
+    if not kind.wizard_ready:  # the steps show the wizard's kinds only (JobKind.wizard_ready)
+        kind = default_kind()
     defaults = kind.new_spec()
     result = ReadResult(spec=defaults)
 

@@ -156,16 +156,22 @@ def may_create(client: ClusterClient, namespace: str, kind: JobKind | None = Non
 
 def preflight(client: ClusterClient, spec: JobSpec) -> Preflight:
     """Validation and the resource check of `spec` in its namespace, with what `client`
-    may read (Forbidden first if the person may not create MPIJobs there). Nodes are read
+    may read (NotServed first if the cluster lacks the kind's API, then Forbidden if the
+    person may not create jobs of its kind there; the kind's checks against the cluster,
+    its runtime for a TrainJob, are findings as the rest). Nodes are read
     with the same credentials: where they are refused (people usually may not list nodes),
     the check covers quotas and LimitRanges only."""
+    model = spec.kind.spec_model
+    # what the kind needs of the cluster first (its API served: errors.NotServed)
+    against_cluster = [f for rule in (model.cluster_rules if model else ())
+                       for f in rule(client, spec)]
     may_create(client, spec.namespace, spec.kind)
     facts = read_project_facts(client, spec.namespace, name=spec.name, kind=spec.kind)
     nodes = readable(client.list_nodes, None)
     # the nodes' room now needs every pod of the cluster: an administrator's view
     pods = readable(client.list_pods, None) if nodes else None
     room = room_now(nodes or [], pods) if pods is not None else None
-    findings = validate_spec(spec, facts.context())
+    findings = validate_spec(spec, facts.context()) + against_cluster
     fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace,
                     room=room)
     return Preflight(findings=findings, fit=fit, facts=facts, nodes_readable=nodes is not None)

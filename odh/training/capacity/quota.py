@@ -206,9 +206,12 @@ def unset_compute(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
     problems = []
     tracked = {compute_name(str(key)) for quota in quotas
                for key in as_dict(get_path(quota, ["spec", "hard"]))}
+    model = spec.kind.spec_model
+    sized = model is None or model.sizes_launcher  # else the kind's lead is sized elsewhere
     for resource, fields in (("cpu", ("cpu_per_worker", "launcher_cpu")),
                              ("memory", ("memory_per_worker", "launcher_memory"))):
-        empty = [f for f in fields if not spec_amount(getattr(spec, f))]
+        empty = [f for f in fields if not spec_amount(getattr(spec, f))
+                 and (sized or not f.startswith("launcher_"))]
         if resource not in tracked or not empty or _has_default(limit_ranges, resource):
             continue
         values = {"namespace": namespace}

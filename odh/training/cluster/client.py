@@ -398,6 +398,23 @@ class ClusterClient:
                   for v in g.get("versions") or []}
         return [k for k in KINDS.values() if (k.group, k.version) in served]
 
+    # -- other custom resources (a kind's own: the Trainer's runtimes) ----------------------
+    def list_custom(self, group: str, version: str, plural: str, namespace: str = ""
+                    ) -> list[Obj]:
+        """The objects of a custom resource, of one namespace or ("") cluster-scoped."""
+        if namespace:
+            return self._items(self.custom.list_namespaced_custom_object, group, version,
+                               namespace, plural, namespace=namespace)
+        return self._items(self.custom.list_cluster_custom_object, group, version, plural)
+
+    def get_custom(self, group: str, version: str, plural: str, name: str,
+                   namespace: str = "") -> Obj:
+        """One object of a custom resource, namespaced or ("") cluster-scoped."""
+        if namespace:
+            return self._call(self.custom.get_namespaced_custom_object, group, version,
+                              namespace, plural, name, namespace=namespace)
+        return self._call(self.custom.get_cluster_custom_object, group, version, plural, name)
+
     # -- jobs -------------------------------------------------------------------------
     def list_jobs(self, kind: JobKind, namespace: str | None = None) -> list[Obj]:
         if namespace:
@@ -424,7 +441,10 @@ class ClusterClient:
 
     def set_suspended(self, kind: JobKind, namespace: str, name: str, suspend: bool) -> Obj:
         _require_names(namespace, name, kind.plural)
-        patch = {"spec": {"runPolicy": {"suspend": suspend}}}
+        patch: Obj = {kind.suspend_path[-1]: suspend}
+        for key in reversed(kind.suspend_path[:-1]):
+            patch = {key: patch}
+        patch = {"spec": patch}
         return self._call(self.custom.patch_namespaced_custom_object, kind.group, kind.version,
                           namespace, kind.plural, name, patch, namespace=namespace,
                           _content_type="application/merge-patch+json")

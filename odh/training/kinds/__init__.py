@@ -1,6 +1,7 @@
 """The training job kinds, listed: every kind-specific answer lives with its kind (a module
 or package here) and code elsewhere asks the kind (`JobKind` in base.py says what it can be
-asked). Adding a kind: its module, one line in `KINDS` below, its templates, translations
+asked), and the Trainer's runtimes a TrainJob runs on (`read_runtimes`). Adding a kind: its
+module, one line in `KINDS` below, its templates, translations
 and simcluster (docs/architecture.md)."""
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from odh.training.kinds.mpijob import MPIJOB
 from odh.training.kinds.pytorchjob import PYTORCHJOB
 from odh.training.kinds.tfjob import TFJOB
 from odh.training.kinds.trainjob import TRAINJOB
+from odh.training.kinds.trainjob.runtimes import Runtime, Runtimes, read_runtimes
 
 __all__ = ["CREATED_BY_ANNOTATION", "KINDS", "MPIJOB", "PRIORITY_LABEL", "PYTORCHJOB",
-           "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "JobSpec", "ManifestError",
+           "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "JobSpec", "ManifestError", "Runtime",
+           "Runtimes",
            "creatable_kinds", "default_kind", "kind_for_manifest", "kind_for_object",
-           "kind_for_slug"]
+           "kind_for_slug", "read_runtimes", "wizard_kinds"]
 
 KINDS: dict[str, JobKind] = {k.slug: k for k in (MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB)}
 
@@ -45,11 +48,17 @@ def creatable_kinds() -> list[JobKind]:
     return [k for k in KINDS.values() if k.creatable]
 
 
+def wizard_kinds() -> list[JobKind]:
+    """The creatable kinds whose jobs the wizard's steps can show (`JobKind.wizard_ready`):
+    its new drafts, clones, retries and fixes."""
+    return [k for k in creatable_kinds() if k.wizard_ready]
+
+
 def default_kind() -> JobKind:
     """The kind made where nothing names one: a new wizard draft, the CLI's and SDK's
     create without a kind, a pasted manifest of a kind the dashboard does not create (whose
-    reader then says what it expected)."""
-    return creatable_kinds()[0]
+    reader then says what it expected). The wizard's first kind (the MPIJob)."""
+    return wizard_kinds()[0]
 
 
 def kind_for_manifest(manifest: object) -> JobKind:

@@ -148,3 +148,12 @@ class SpecModel:
     # the checks of settings only this kind has (after the shared rules of validation.py):
     # rule(spec, ValidationContext) -> FieldErrors
     rules: tuple[Callable[[Any, Any], Iterable[Any]], ...] = ()
+    # the fields whose checks this kind's rules make in place of the shared rules'
+    own_fields: frozenset[str] = frozenset()
+    # the spec sizes a lead pod of its own (launcher_cpu, launcher_memory); False: the
+    # kind's lead is sized elsewhere (a TrainJob's runtime) and those stay ""
+    sizes_launcher: bool = True
+    # the checks against what the cluster holds, with the person's client, run by the
+    # preflight before anything else: rule(ClusterClient, spec) -> FieldErrors (a rule may
+    # raise errors.NotServed: the cluster lacks the kind's API)
+    cluster_rules: tuple[Callable[[Any, Any], Iterable[Any]], ...] = ()

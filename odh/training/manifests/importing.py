@@ -25,7 +25,7 @@ import yaml
 
 from odh.training import errors
 from odh.training.i18n import _, ngettext
-from odh.training.kinds import KINDS, creatable_kinds, kind_for_object
+from odh.training.kinds import KINDS, JobKind, creatable_kinds, kind_for_object
 from odh.training.manifests.safeyaml import UnsafeYAMLError, load_json, load_yaml_documents
 from odh.training.manifests.structure import structure_problems
 from odh.training.spec import JobSpec, clone_spec, read_manifest
@@ -133,12 +133,15 @@ def _single_object(documents: list[object]) -> dict:
     return manifest
 
 
-def _check_kind(manifest: dict) -> None:
+def _check_kind(manifest: dict, accepted: list[JobKind]) -> None:
     kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
-    # the wizard reads the kinds the dashboard creates (the MPIJob; the words say so)
-    wizard_reads = creatable_kinds()
+    # the wizard reads the kinds it shows (the MPIJob; the words say so); the SDK and the
+    # CLI read every kind they create
+    wizard_reads = accepted
+    # the words name the wizard's kind (the MPIJob), whatever else is read
     values = {"kind": str(kind)[:60], "api_version": str(api_version)[:60],
-              "expected": ", ".join(k.api_version for k in wizard_reads)}
+              "expected": ", ".join(k.api_version for k in wizard_reads if k.wizard_ready)
+              or ", ".join(k.api_version for k in wizard_reads)}
     if not kind or not isinstance(kind, str):
         raise ManifestImportError(_("The manifest has no kind: an MPIJob starts with "
                                     "apiVersion: %(expected)s and kind: MPIJob.") % values)
@@ -152,18 +155,24 @@ def _check_kind(manifest: dict) -> None:
             "This is a %(kind)s, not an MPIJob: the wizard creates MPIJobs (apiVersion: "
             "%(expected)s, kind: MPIJob).") % values)
     found = kind_for_object(manifest)
-    if found is None or not found.creatable:
+    if found is None or found not in accepted:
         raise ManifestImportError(_(
             "This MPIJob is %(api_version)s; the wizard reads %(expected)s: change apiVersion "
             "to %(expected)s (moving any fields that changed between versions, such as "
             "cleanPodPolicy into runPolicy) and try again.") % values)
 
 
-def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES) -> JobSpec:
-    """The JobSpec a pasted manifest describes; ManifestImportError says what to fix."""
+def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES,
+                        kinds: list[JobKind] | None = None) -> JobSpec:
+    """The JobSpec a pasted manifest describes, of one of `kinds` (default: every kind
+    the dashboard creates; the wizard passes the kinds its steps show);
+    ManifestImportError says what to fix."""
     manifest = _single_object(_documents(_decode(text, max_bytes)))
-    _check_kind(manifest)
-    problems = structure_problems(manifest)
+    _check_kind(manifest, creatable_kinds() if kinds is None else kinds)
+    found = kind_for_object(manifest)
+    # the replica specs' shape is checked where a kind has them (the MPIJob's); another
+    # kind's manifest is read as its reader reads it, and the API server checks the rest
+    problems = structure_problems(manifest) if found and found.replica_specs_field else []
     if problems:
         shown = problems[:_SHOWN_PROBLEMS]
         if len(problems) > _SHOWN_PROBLEMS:

@@ -45,7 +45,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
                       % {"ref": ref})
     project, kind_slug, name = parts
     kind = kind_or_404(kind_slug)
-    if not kind.creatable:
+    if not kind.wizard_ready:
         return only_mpijobs(request, kind, project, name, "clone")
     spec, from_history = get_spec_for_user(request, client, project, kind, name)
     clone = clone_spec(spec, fresh_name(name, random_suffix(), max(spec.workers, 1)))
@@ -155,7 +155,7 @@ def _retry_name_problems(spec: JobSpec, name: str, new_name: str) -> list[str]:
 @require_http_methods(["GET", "POST"])
 def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
     job_kind = kind_or_404(kind)
-    if not job_kind.creatable:
+    if not job_kind.wizard_ready:
         return only_mpijobs(request, job_kind, project, name, "retry")
     with user_client(request) as client:
         spec, from_history = get_spec_for_user(request, client, project, job_kind, name)

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from odh.training.cluster.client import ClusterClient, Project
+from odh.training.kinds import wizard_kinds
 from odh.training.manifests import templates as builtin_templates
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.spec import ManifestError, read_manifest
@@ -73,7 +74,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
                 text = _read_upload(upload)
             if not text.strip():
                 raise ManifestImportError(_("Paste a manifest or choose a file to upload."))
-            spec = parse_manifest_text(text, max_bytes=IMPORT_MAX_BYTES)
+            spec = parse_manifest_text(text, max_bytes=IMPORT_MAX_BYTES, kinds=wizard_kinds())
         except (ManifestImportError, ManifestError) as e:
             form = ImportForm(data={"manifest": post.get("manifest", "")})
             return render_step(request, draft, "type", client=client, projects=projects,

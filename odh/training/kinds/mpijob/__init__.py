@@ -14,7 +14,7 @@ __all__ = ["MPIJOB", "MPIJobSpec"]
 MPIJOB = MPIJobKind(
     slug="mpijob", kind=KIND, group=GROUP, version=VERSION, plural="mpijobs",
     replica_specs_field="mpiReplicaSpecs", label="MPIJob", operator_name="mpi-operator",
-    roles=("Launcher", "Worker"), runs_mpirun=True,
+    roles=("Launcher", "Worker"), runs_mpirun=True, wizard_ready=True,
     spec_model=SpecModel(MPIJobSpec, build_manifest, read_manifest, clone_spec, RULES),
 )
 # The spec names its kind (what creates, lists and audits it ask); the kind is made here,

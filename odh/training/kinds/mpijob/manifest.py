@@ -17,35 +17,29 @@ from collections.abc import Callable
 
 from odh.training.i18n import _
 from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
-from odh.training.kinds.jobspec import EnvVar, ManifestError, PVCVolume, Toleration
+from odh.training.kinds.jobspec import EnvVar, ManifestError, Toleration
+from odh.training.kinds.manifestparts import (
+    cloned,
+    gpus,
+    read_claims,
+    rebuild,
+    resource,
+    set_resource,
+    str_dict,
+    str_list,
+    whole,
+    write_claims,
+    write_metadata_map,
+)
 from odh.training.kinds.mpijob.kind import API_VERSION, KIND
 from odh.training.kinds.mpijob.model import LAUNCHER, ROLES, WORKER, MPIJobSpec
 from odh.training.paths import as_dict, as_list, get_path, put_path
-from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
+from odh.training.quantity import GPU_RESOURCE
 
 SIDECAR_ANNOTATION = "sidecar.istio.io/inject"
-LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 # --- reading -----------------------------------------------------------------------------
-
-def _str_dict(value: object) -> dict[str, str]:
-    return {str(k): "" if v is None else str(v) for k, v in as_dict(value).items()}
-
-
-def _str_list(value: object) -> list[str]:
-    return [str(item) for item in as_list(value)]
-
-
-def _int(value: object, default: int | None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
-        return int(value)
-    return default
-
 
 def _replica(manifest: dict, role: str) -> dict:
     return as_dict(get_path(manifest, ["spec", "mpiReplicaSpecs", role]))
@@ -60,38 +54,7 @@ def _first_container(template: dict) -> dict:
 
 
 def _resource(container: dict, name: str) -> str:
-    resources = as_dict(container.get("resources"))
-    raw = as_dict(resources.get("requests")).get(name)
-    if raw is None:
-        raw = as_dict(resources.get("limits")).get(name)
-    return "" if raw is None else str(raw)
-
-
-def _gpus(container: dict) -> int:
-    raw = _resource(container, GPU_RESOURCE)
-    try:
-        return int(parse_quantity(raw)) if raw else 0
-    except QuantityError:
-        return 0
-
-
-def _read_volumes(template: dict, container: dict) -> list[PVCVolume]:
-    mounts = {m.get("name"): m for m in as_list(container.get("volumeMounts"))
-              if isinstance(m, dict)}
-    volumes = []
-    for volume in as_list(get_path(template, ["spec", "volumes"])):
-        claim = as_dict(volume.get("persistentVolumeClaim")) if isinstance(volume, dict) else {}
-        if not claim:
-            continue
-        mount = as_dict(mounts.get(volume.get("name")))
-        volumes.append(PVCVolume(
-            claim_name=str(claim.get("claimName", "")),
-            mount_path=str(mount.get("mountPath", "")),
-            read_only=bool(mount.get("readOnly") or claim.get("readOnly")),
-            name=str(volume.get("name", "")),
-            sub_path=str(mount.get("subPath", "")),
-        ))
-    return volumes
+    return resource(as_dict(container.get("resources")), name)
 
 
 def read_manifest(manifest: dict) -> MPIJobSpec:
@@ -115,34 +78,35 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
     placement = as_dict((worker_template if has_worker else launcher_template).get("spec"))
     templates = [t for t in (launcher_template, worker_template) if t]
     image = str(launcher.get("image", ""))
-    gpus = _gpus(worker)
+    gpus_per_worker = gpus(as_dict(worker.get("resources")))
     return MPIJobSpec(
         name=str(meta.get("name", "")),
         namespace=str(meta.get("namespace", "")),
         image=image,
-        command=_str_list(launcher.get("command")) + _str_list(launcher.get("args")),
-        workers=_int(_replica(manifest, WORKER).get("replicas"), 0) or 0,
+        command=str_list(launcher.get("command")) + str_list(launcher.get("args")),
+        workers=whole(_replica(manifest, WORKER).get("replicas"), 0) or 0,
         cpu_per_worker=_resource(worker, "cpu"),
         memory_per_worker=_resource(worker, "memory"),
-        gpus_per_worker=gpus,
+        gpus_per_worker=gpus_per_worker,
         launcher_cpu=_resource(launcher, "cpu"),
         launcher_memory=_resource(launcher, "memory"),
         # The CRD defaults slotsPerWorker to 1 when it is left out.
-        slots_per_worker=_int(job_spec.get("slotsPerWorker", 1), 1),
+        slots_per_worker=whole(job_spec.get("slotsPerWorker", 1), 1),
         mpi_implementation=str(job_spec.get("mpiImplementation", "OpenMPI")),
         env=[EnvVar.from_manifest(e) for e in as_list(launcher.get("env"))
              if isinstance(e, dict)],
-        volumes=_read_volumes(launcher_template, launcher),
-        node_selector=_str_dict(placement.get("nodeSelector")),
+        volumes=read_claims(get_path(launcher_template, ["spec", "volumes"]),
+                            launcher.get("volumeMounts")),
+        node_selector=str_dict(placement.get("nodeSelector")),
         tolerations=[Toleration.from_manifest(t) for t in as_list(placement.get("tolerations"))
                      if isinstance(t, dict)],
         priority_class=str(placement.get("priorityClassName", "")),
-        labels=_str_dict(meta.get("labels")),
-        annotations=_str_dict(meta.get("annotations")),
+        labels=str_dict(meta.get("labels")),
+        annotations=str_dict(meta.get("annotations")),
         # The operator's in-memory default, whatever the field comment says (BEHAVIOR.md).
         clean_pod_policy=str(run_policy.get("cleanPodPolicy", "None")),
-        ttl_seconds_after_finished=_int(run_policy.get("ttlSecondsAfterFinished"), None),
-        backoff_limit=_int(run_policy.get("backoffLimit"), None),
+        ttl_seconds_after_finished=whole(run_policy.get("ttlSecondsAfterFinished"), None),
+        backoff_limit=whole(run_policy.get("backoffLimit"), None),
         launcher_creation_policy=str(job_spec.get("launcherCreationPolicy", "AtStartup")),
         disable_sidecar_injection=bool(templates) and all(
             get_path(t, ["metadata", "annotations", SIDECAR_ANNOTATION]) == "false"
@@ -198,28 +162,19 @@ def _container(manifest: dict, role: str, spec: MPIJobSpec) -> dict:
 
 
 def _set_resource(container: dict, name: str, value: str | int | None) -> None:
-    for kind in ("requests", "limits"):
-        put_path(container, ["resources", kind, name], value)
-
-
-def _write_metadata_map(m: dict, field: str, values: dict[str, str], *kept: str) -> None:
-    """metadata.labels or .annotations := `values`, but for the keys `kept` (the queue and
-    priority labels, the created-by annotation: fields of their own in MPIJobSpec,
-    written elsewhere), which stay as the manifest has them."""
-    current = as_dict(get_path(m, ["metadata", field]))
-    written = dict(values)
-    for key in kept:
-        if key in current:
-            written[key] = current[key]
-    put_path(m, ["metadata", field], written)
+    if not isinstance(container.get("resources"), dict):
+        container["resources"] = {}
+    set_resource(container["resources"], name, value)
+    if not container["resources"]:
+        del container["resources"]
 
 
 def _write_labels(m: dict, s: MPIJobSpec) -> None:
-    _write_metadata_map(m, "labels", s.labels, QUEUE_LABEL, PRIORITY_LABEL)
+    write_metadata_map(m, "labels", s.labels, QUEUE_LABEL, PRIORITY_LABEL)
 
 
 def _write_annotations(m: dict, s: MPIJobSpec) -> None:
-    _write_metadata_map(m, "annotations", s.annotations, CREATED_BY_ANNOTATION)
+    write_metadata_map(m, "annotations", s.annotations, CREATED_BY_ANNOTATION)
 
 
 def _write_images(m: dict, s: MPIJobSpec) -> None:
@@ -239,27 +194,11 @@ def _write_env(m: dict, s: MPIJobSpec) -> None:
 
 
 def _write_volumes(m: dict, s: MPIJobSpec) -> None:
-    new_names = {v.name for v in s.volumes}
     for role in _present_roles(m):
         pod_spec = _pod_spec(m, role, s)
         container = _container(m, role, s)
-        old_volumes = as_list(pod_spec.get("volumes"))
-        claimed = {v.get("name") for v in old_volumes
-                   if isinstance(v, dict) and "persistentVolumeClaim" in v}
-        replaced = claimed | new_names
-        volumes = [v for v in old_volumes if not isinstance(v, dict)
-                   or v.get("name") not in replaced]
-        mounts = [mt for mt in as_list(container.get("volumeMounts"))
-                  if not isinstance(mt, dict) or mt.get("name") not in replaced]
-        for volume in s.volumes:
-            claim: dict = {"claimName": volume.claim_name}
-            volumes.append({"name": volume.name, "persistentVolumeClaim": claim})
-            mount: dict = {"name": volume.name, "mountPath": volume.mount_path}
-            if volume.sub_path:
-                mount["subPath"] = volume.sub_path
-            if volume.read_only:
-                mount["readOnly"] = True
-            mounts.append(mount)
+        volumes, mounts = write_claims(pod_spec.get("volumes"), container.get("volumeMounts"),
+                                       s.volumes)
         put_path(pod_spec, ["volumes"], volumes)
         put_path(container, ["volumeMounts"], mounts)
 
@@ -399,36 +338,12 @@ def build_manifest(spec: MPIJobSpec) -> dict:
     """
     if spec.base is None:
         return _generate(spec)
-    manifest = copy.deepcopy(spec.base)
-    before = read_manifest(spec.base)
-    for setting, write in _WRITERS:
-        if setting(spec) != setting(before):
-            write(manifest, spec)
-    return manifest
+    return rebuild(spec, _WRITERS, read_manifest)
 
 
 # --- cloning -----------------------------------------------------------------------------
 
-# What the cluster wrote about the original, which a new job must not carry.
-_SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields",
-                    "generation", "selfLink", "deletionTimestamp",
-                    "deletionGracePeriodSeconds", "ownerReferences", "finalizers",
-                    "generateName")
-
-
 def clone_spec(spec: MPIJobSpec, new_name: str) -> MPIJobSpec:
     """A copy under a new name, ready to create: server-written state is dropped from the
     base, the clone is not created suspended, and its creator is whoever submits it."""
-    clone = copy.deepcopy(spec)
-    clone.name = new_name
-    clone.created_by = ""
-    clone.annotations.pop(LAST_APPLIED_ANNOTATION, None)
-    if clone.base is not None:
-        base = clone.base
-        base.pop("status", None)
-        meta = as_dict(base.get("metadata"))
-        for key in _SERVER_METADATA:
-            meta.pop(key, None)
-        put_path(base, ["metadata", "annotations", LAST_APPLIED_ANNOTATION], None)
-        put_path(base, ["spec", "runPolicy", "suspend"], None)
-    return clone
+    return cloned(spec, new_name, ["spec", "runPolicy", "suspend"])

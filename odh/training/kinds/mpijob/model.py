@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, JobKind
+from odh.training.kinds.base import JobKind
 from odh.training.kinds.jobspec import EnvVar, PVCVolume, Toleration
+from odh.training.kinds.manifestparts import lift_metadata
 
 LAUNCHER, WORKER = "Launcher", "Worker"
 ROLES = (LAUNCHER, WORKER)
@@ -74,18 +75,7 @@ class MPIJobSpec:
             self.slots_per_worker = None
         if self.worker_image == self.image:
             self.worker_image = ""
-        if QUEUE_LABEL in self.labels:
-            self.labels = dict(self.labels)
-            queue = self.labels.pop(QUEUE_LABEL)
-            self.queue_name = self.queue_name or queue
-        if PRIORITY_LABEL in self.labels:
-            self.labels = dict(self.labels)
-            priority = self.labels.pop(PRIORITY_LABEL)
-            self.queue_priority = self.queue_priority or priority
-        if CREATED_BY_ANNOTATION in self.annotations:
-            self.annotations = dict(self.annotations)
-            user = self.annotations.pop(CREATED_BY_ANNOTATION)
-            self.created_by = self.created_by or user
+        lift_metadata(self)
 
     @property
     def default_slots(self) -> int:

@@ -1,5 +1,7 @@
 """The TrainJob (`trainer.kubeflow.org/v1alpha1`, Kubeflow Trainer v2): a runtime's JobSet of
-batch Jobs, its nodes asked for in `spec.trainer`. Listed, watched and diagnosed here."""
+batch Jobs, its nodes asked for in `spec.trainer`. Listed, watched, diagnosed and created
+here; its spec model, manifest, rules and runtimes are beside this module, and the
+package's __init__ makes the kind of them all (`TRAINJOB`)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,15 @@ from dataclasses import dataclass
 
 from odh.training.i18n import LazyText
 from odh.training.kinds.base import (
-    JOBSET_NAME_LABEL,
     REPLICATED_JOB_LABEL,
     JobKind,
     role_name,
 )
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
+
+GROUP, VERSION, KIND = "trainer.kubeflow.org", "v1alpha1", "TrainJob"
+API_VERSION = f"{GROUP}/{VERSION}"
 
 
 @dataclass(frozen=True)
@@ -46,9 +50,3 @@ class TrainJobKind(JobKind):
         # JobSet pods: <job>-<replicated job>-<job index>-<pod index>-<suffix>
         return rf"{escaped_name}-[a-z0-9-]+-[0-9]+-[0-9]+-[a-z0-9]{{5}}"
 
-
-TRAINJOB = TrainJobKind(
-    slug="trainjob", kind="TrainJob", group="trainer.kubeflow.org", version="v1alpha1",
-    plural="trainjobs", label="TrainJob", roles=("Launcher", "Worker"),
-    pod_job_label=JOBSET_NAME_LABEL,
-)

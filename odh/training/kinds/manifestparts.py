@@ -1,0 +1,169 @@
+"""The parts every creatable kind's manifest reads and writes the same way: string maps and
+lists as the API may spell them, whole numbers, a container's resources, the claims a pod
+mounts, the metadata maps whose special keys are fields of their own, and what the cluster
+wrote about a job that a copy must not carry. Each kind's manifest.py lays them out."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.jobspec import PVCVolume
+from odh.training.paths import as_dict, as_list, get_path, put_path
+from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
+
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+# What the cluster wrote about the original, which a new job must not carry.
+SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields",
+                   "generation", "selfLink", "deletionTimestamp",
+                   "deletionGracePeriodSeconds", "ownerReferences", "finalizers",
+                   "generateName")
+
+
+def str_dict(value: object) -> dict[str, str]:
+    return {str(k): "" if v is None else str(v) for k, v in as_dict(value).items()}
+
+
+def str_list(value: object) -> list[str]:
+    return [str(item) for item in as_list(value)]
+
+
+def whole(value: object, default: int | None) -> int | None:
+    """An int as the manifest spells it (1 or "1"); `default` for anything else."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
+        return int(value)
+    return default
+
+
+def resource(resources: dict, name: str) -> str:
+    """A resource's request (else its limit) in a `resources` block, "" when neither."""
+    raw = as_dict(resources.get("requests")).get(name)
+    if raw is None:
+        raw = as_dict(resources.get("limits")).get(name)
+    return "" if raw is None else str(raw)
+
+
+def gpus(resources: dict) -> int:
+    raw = resource(resources, GPU_RESOURCE)
+    try:
+        return int(parse_quantity(raw)) if raw else 0
+    except QuantityError:
+        return 0
+
+
+def set_resource(resources: dict, name: str, value: str | int | None) -> None:
+    """requests and limits of `name` := value (None or "": removed)."""
+    for kind in ("requests", "limits"):
+        put_path(resources, [kind, name], value)
+
+
+def read_claims(volumes: object, mounts: object) -> list[PVCVolume]:
+    """The PersistentVolumeClaims among a pod's volumes, with where a container mounts them."""
+    mounted = {m.get("name"): m for m in as_list(mounts) if isinstance(m, dict)}
+    found = []
+    for volume in as_list(volumes):
+        claim = as_dict(volume.get("persistentVolumeClaim")) if isinstance(volume, dict) else {}
+        if not claim:
+            continue
+        mount = as_dict(mounted.get(volume.get("name")))
+        found.append(PVCVolume(
+            claim_name=str(claim.get("claimName", "")),
+            mount_path=str(mount.get("mountPath", "")),
+            read_only=bool(mount.get("readOnly") or claim.get("readOnly")),
+            name=str(volume.get("name", "")),
+            sub_path=str(mount.get("subPath", "")),
+        ))
+    return found
+
+
+def write_claims(volumes: object, mounts: object, claims: list[PVCVolume]
+                 ) -> tuple[list, list]:
+    """(volumes, volume mounts) with the claims replaced by `claims`; other volumes stay."""
+    old_volumes = as_list(volumes)
+    claimed = {v.get("name") for v in old_volumes
+               if isinstance(v, dict) and "persistentVolumeClaim" in v}
+    replaced = claimed | {v.name for v in claims}
+    new_volumes = [v for v in old_volumes if not isinstance(v, dict)
+                   or v.get("name") not in replaced]
+    new_mounts = [m for m in as_list(mounts)
+                  if not isinstance(m, dict) or m.get("name") not in replaced]
+    for volume in claims:
+        new_volumes.append({"name": volume.name,
+                            "persistentVolumeClaim": {"claimName": volume.claim_name}})
+        mount: dict = {"name": volume.name, "mountPath": volume.mount_path}
+        if volume.sub_path:
+            mount["subPath"] = volume.sub_path
+        if volume.read_only:
+            mount["readOnly"] = True
+        new_mounts.append(mount)
+    return new_volumes, new_mounts
+
+
+def write_metadata_map(manifest: dict, field: str, values: dict[str, str], *kept: str) -> None:
+    """metadata.labels or .annotations := `values`, but for the keys `kept` (the queue and
+    priority labels, the created-by annotation: fields of their own in a spec, written
+    elsewhere), which stay as the manifest has them."""
+    current = as_dict(get_path(manifest, ["metadata", field]))
+    written = dict(values)
+    for key in kept:
+        if key in current:
+            written[key] = current[key]
+    put_path(manifest, ["metadata", field], written)
+
+
+def lift_metadata(spec: Any) -> None:
+    """The queue and priority labels and the created-by annotation of a spec's maps moved
+    to their own fields (a spec built either way is the same spec)."""
+    for field, key, attr in (("labels", QUEUE_LABEL, "queue_name"),
+                             ("labels", PRIORITY_LABEL, "queue_priority"),
+                             ("annotations", CREATED_BY_ANNOTATION, "created_by")):
+        values = getattr(spec, field)
+        if key in values:
+            values = dict(values)
+            found = values.pop(key)
+            setattr(spec, field, values)
+            setattr(spec, attr, getattr(spec, attr) or found)
+
+
+Writer = tuple[Callable[[Any], object], Callable[[dict, Any], None]]
+
+
+def rebuild(spec: Any, writers: Sequence[Writer], read: Callable[[dict], Any]) -> dict:
+    """A copy of the spec's base with only the settings whose value changed rewritten, so
+    every other field keeps its exact spelling."""
+    manifest = copy.deepcopy(spec.base)
+    before = read(spec.base)
+    for setting, write in writers:
+        if setting(spec) != setting(before):
+            write(manifest, spec)
+    return manifest
+
+
+def cloned(spec: Any, new_name: str, suspend_path: list[str]) -> Any:
+    """A copy under a new name, ready to create: server-written state is dropped from the
+    base, the clone is not created suspended (`suspend_path` in the base), and its creator
+    is whoever submits it."""
+    clone = copy.deepcopy(spec)
+    clone.name = new_name
+    clone.created_by = ""
+    clone.annotations.pop(LAST_APPLIED_ANNOTATION, None)
+    if clone.base is not None:
+        drop_server_state(clone.base)
+        put_path(clone.base, suspend_path, None)
+    return clone
+
+
+def drop_server_state(base: dict) -> None:
+    """Remove from a manifest what the cluster wrote about the job (its status, server
+    metadata, kubectl's last-applied copy), so that it creates a new one."""
+    base.pop("status", None)
+    meta = as_dict(base.get("metadata"))
+    for key in SERVER_METADATA:
+        meta.pop(key, None)
+    put_path(base, ["metadata", "annotations", LAST_APPLIED_ANNOTATION], None)
