@@ -5,7 +5,8 @@ and the CLI share.
     from odh.training import MPIJob, ResourceSpec, JobStatus, JobFailedError
 
 Imports only the standard library and PyYAML here; modules that talk to a cluster say so.
-`MPIJob`, `AsyncMPIJob` and `TrainingClient` are loaded on first use, so importing this
+`MPIJob`, `TrainJob`, their `Async...` twins, `list_runtimes` and `TrainingClient` are loaded
+on first use, so importing this
 package does not pull in the kubernetes client. `JobStatus` is the SDK's status value
 (phase, Workers, times); the status names themselves are `Phase`.
 """
@@ -29,6 +30,7 @@ from odh.training.findings import FieldError, ValidationContext
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
 from odh.training.kinds import KINDS, MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB, JobKind
 from odh.training.kinds.mpijob import MPIJobSpec
+from odh.training.kinds.trainjob import TrainJobSpec
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.manifests.sdkcode import sdk_code
 from odh.training.manifests.templates import BUILTIN_TEMPLATES, JobTemplate, template_by_slug
@@ -53,9 +55,10 @@ from odh.training.status.summarize import JobSummary, summarize
 from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
-    from odh.training.asyncjobs import AsyncMPIJob
+    from odh.training.asyncjobs import AsyncMPIJob, AsyncTrainJob
     from odh.training.jobs import MPIJob, QuotaWarning, SettingWarning
     from odh.training.sdk import InvalidSpec, TrainingClient
+    from odh.training.trainjobs import TrainJob, list_runtimes
 
 __all__ = [
     "BUILTIN_TEMPLATES",
@@ -65,6 +68,7 @@ __all__ = [
     "TFJOB",
     "TRAINJOB",
     "AsyncMPIJob",
+    "AsyncTrainJob",
     "AuthenticationError",
     "ClusterError",
     "EnvVar",
@@ -93,6 +97,8 @@ __all__ = [
     "SettingWarning",
     "Toleration",
     "Totals",
+    "TrainJob",
+    "TrainJobSpec",
     "TrainingClient",
     "ValidationContext",
     "ValidationError",
@@ -104,6 +110,7 @@ __all__ = [
     "format_duration",
     "format_memory",
     "format_resources",
+    "list_runtimes",
     "manifest_yaml",
     "parse_manifest_text",
     "parse_quantity",
@@ -117,7 +124,8 @@ __all__ = [
 
 # loaded on first use: they bring the kubernetes client
 _LAZY = {"TrainingClient": "sdk", "InvalidSpec": "sdk", "MPIJob": "jobs",
-         "QuotaWarning": "jobs", "SettingWarning": "jobs", "AsyncMPIJob": "asyncjobs"}
+         "QuotaWarning": "jobs", "SettingWarning": "jobs", "AsyncMPIJob": "asyncjobs",
+         "AsyncTrainJob": "asyncjobs", "TrainJob": "trainjobs", "list_runtimes": "trainjobs"}
 
 
 def __getattr__(name: str) -> Any:

@@ -25,12 +25,13 @@ import functools
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
-from odh.training.jobs import MPIJob
+from odh.training.jobs import MPIJob, TrainingJob
 from odh.training.jobstatus import JobStatus
+from odh.training.trainjobs import TrainJob
 
-__all__ = ["AsyncMPIJob"]
+__all__ = ["AsyncMPIJob", "AsyncTrainJob"]
 
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="odh-training")
@@ -52,15 +53,17 @@ async def _iterate(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
         yield item  # type: ignore[misc]
 
 
-class AsyncMPIJob:
-    """The same arguments and methods as MPIJob; the methods that talk to the cluster are
-    coroutines, and `get_logs`/`watch` are async iterators."""
+class AsyncJob:
+    """The same arguments and methods as the job class it wraps (`_job_class`); the methods
+    that talk to the cluster are coroutines, and `get_logs`/`watch` are async iterators."""
+
+    _job_class: ClassVar[type[TrainingJob]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.job = MPIJob(*args, **kwargs)
+        self.job = self._job_class(*args, **kwargs)
 
     @classmethod
-    def wrap(cls, job: MPIJob) -> AsyncMPIJob:
+    def wrap(cls, job: TrainingJob) -> Self:
         wrapped = cls.__new__(cls)
         wrapped.job = job
         return wrapped
@@ -85,7 +88,7 @@ class AsyncMPIJob:
     def object(self) -> dict | None:
         return self.job.object
 
-    def update(self, **settings: Any) -> AsyncMPIJob:
+    def update(self, **settings: Any) -> Self:
         self.job.update(**settings)
         return self
 
@@ -94,31 +97,27 @@ class AsyncMPIJob:
 
     # files and templates need no cluster
     @classmethod
-    def from_yaml(cls, path: str | Path, **options: Any) -> AsyncMPIJob:
-        return cls.wrap(MPIJob.from_yaml(path, **options))
+    def from_yaml(cls, path: str | Path, **options: Any) -> Self:
+        return cls.wrap(cls._job_class.from_yaml(path, **options))
 
     @classmethod
-    def from_template(cls, template_name: str, **overrides: Any) -> AsyncMPIJob:
-        return cls.wrap(MPIJob.from_template(template_name, **overrides))
+    def from_spec(cls, spec, **options: Any) -> Self:
+        return cls.wrap(cls._job_class.from_spec(spec, **options))
 
     @classmethod
-    def from_spec(cls, spec, **options: Any) -> AsyncMPIJob:
-        return cls.wrap(MPIJob.from_spec(spec, **options))
+    def from_manifest(cls, manifest: dict, **options: Any) -> Self:
+        return cls.wrap(cls._job_class.from_manifest(manifest, **options))
 
     @classmethod
-    def from_manifest(cls, manifest: dict, **options: Any) -> AsyncMPIJob:
-        return cls.wrap(MPIJob.from_manifest(manifest, **options))
-
-    @classmethod
-    def from_manifest_text(cls, text: str | bytes, **options: Any) -> AsyncMPIJob:
-        return cls.wrap(MPIJob.from_manifest_text(text, **options))
+    def from_manifest_text(cls, text: str | bytes, **options: Any) -> Self:
+        return cls.wrap(cls._job_class.from_manifest_text(text, **options))
 
     def to_yaml(self, path: str | Path | None = None) -> str:
         return self.job.to_yaml(path)
 
     # the cluster, without blocking the event loop
     async def create(self, wait: bool = False, timeout: float = 3600, *,
-                     dry_run: bool = False, force: bool = False) -> AsyncMPIJob:
+                     dry_run: bool = False, force: bool = False) -> Self:
         await _run(self.job.create, dry_run=dry_run, force=force)
         if wait and not dry_run:
             await self.wait_for_completion(timeout)
@@ -139,11 +138,11 @@ class AsyncMPIJob:
     async def delete(self, wait: bool = False, timeout: float = 300) -> None:
         await _run(self.job.delete, wait, timeout)
 
-    async def suspend(self) -> AsyncMPIJob:
+    async def suspend(self) -> Self:
         await _run(self.job.suspend)
         return self
 
-    async def resume(self) -> AsyncMPIJob:
+    async def resume(self) -> Self:
         await _run(self.job.resume)
         return self
 
@@ -161,11 +160,27 @@ class AsyncMPIJob:
 
     @classmethod
     async def get(cls, name: str, namespace: str | None = None, **options: Any
-                  ) -> AsyncMPIJob:
-        return cls.wrap(await _run(MPIJob.get, name, namespace, **options))
+                  ) -> Self:
+        return cls.wrap(await _run(cls._job_class.get, name, namespace, **options))
 
     @classmethod
     async def list(cls, namespace: str | None = None, status: str | None = None,
-                   **options: Any) -> builtins.list[AsyncMPIJob]:
-        found = await _run(MPIJob.list, namespace, status, **options)
+                   **options: Any) -> builtins.list[Self]:
+        found = await _run(cls._job_class.list, namespace, status, **options)
         return [cls.wrap(job) for job in found]
+
+
+class AsyncMPIJob(AsyncJob):
+    """MPIJob with coroutines (see the module's docstring)."""
+
+    _job_class = MPIJob
+
+    @classmethod
+    def from_template(cls, template_name: str, **overrides: Any) -> AsyncMPIJob:
+        return cls.wrap(MPIJob.from_template(template_name, **overrides))
+
+
+class AsyncTrainJob(AsyncJob):
+    """TrainJob (odh.training.trainjobs) with coroutines."""
+
+    _job_class = TrainJob

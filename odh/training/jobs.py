@@ -32,7 +32,7 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from odh.training import creating, errors
 from odh.training.capacity.fit import Fix
@@ -40,7 +40,7 @@ from odh.training.capacity.preflight import Preflight, preflight
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus, Phase, ResourceSpec
-from odh.training.kinds import kind_for_slug
+from odh.training.kinds import JobKind, kind_for_slug
 from odh.training.logs.logfollow import (
     follow_pod_lines,
     pod_expected,
@@ -67,8 +67,8 @@ from odh.training.spec import (
 from odh.training.spec import read_manifest as spec_from_manifest
 from odh.training.status.summary import JobSummary
 
-__all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "SettingWarning", "default_client",
-           "fix_arguments"]
+__all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "SettingWarning", "TrainingJob",
+           "default_client", "fix_arguments"]
 
 MPI_ALIASES = {"openmpi": "OpenMPI", "intelmpi": "Intel", "intel": "Intel", "mpich": "MPICH"}
 # the spec's attribute -> how the SDK's constructor names it
@@ -110,12 +110,16 @@ def default_client(kubeconfig: str | None = None, context: str | None = None
         return _clients[key]
 
 
-def refusal_error(refused: creating.CreateRefused) -> errors.ODHError:
-    """A create refused before anything was sent, as the SDK raises it."""
+def refusal_error(refused: creating.CreateRefused,
+                  names: dict[str, str] | None = None) -> errors.ODHError:
+    """A create refused before anything was sent, as the SDK raises it (`names`: the
+    spec's fields as the job's constructor names them)."""
     if refused.reason == creating.UNKNOWN_FIELDS:
         return errors.ValidationError(refused.unknown[0], str(refused))
+    if refused.reason == creating.NOT_SERVED:
+        return errors.NotServed(str(refused), status=404)
     if refused.reason == creating.INVALID:
-        return InvalidSpec(refused.findings, names=SDK_FIELDS)
+        return InvalidSpec(refused.findings, names=SDK_FIELDS if names is None else names)
     fixes = refused.checked.fit.fixes if refused.checked is not None else []
     return errors.ResourceQuotaExceeded(
         " ".join(refused.problems),
@@ -181,47 +185,17 @@ def _volumes(value: Sequence[PVCVolume | Mapping[str, Any]] | None) -> list[PVCV
     return found
 
 
-class MPIJob:
-    """An MPIJob: described in Python, created and followed in the cluster."""
+class TrainingJob:
+    """A training job of a kind the dashboard creates, described in Python, created and
+    followed in the cluster: what `MPIJob` and `TrainJob` share (each adds its own
+    constructor and `update`)."""
 
-    kind = kind_for_slug("mpijob")
+    kind: ClassVar[JobKind]
+    # the spec's fields as the constructor names them, in what the SDK raises and warns
+    _sdk_fields: ClassVar[dict[str, str]] = SDK_FIELDS
 
-    def __init__(self, name: str, namespace: str | None = None, workers: int = 1,
-                 slots_per_worker: int | None = None, image: str = "",
-                 command: Sequence[str] | None = None,
-                 launcher_resources: ResourceSpec | Mapping[str, Any] | None = None,
-                 worker_resources: ResourceSpec | Mapping[str, Any] | None = None,
-                 env: Mapping[str, str] | Sequence[EnvVar] | None = None,
-                 volumes: Sequence[PVCVolume | Mapping[str, Any]] | None = None,
-                 mpi_implementation: str = "OpenMPI", clean_pod_policy: str = "Running",
-                 ttl_seconds_after_finished: int | None = 3600, *,
-                 backoff_limit: int | None = None, queue: str = "", priority: str = "",
-                 priority_class: str = "",
-                 node_selector: Mapping[str, str] | None = None,
-                 labels: Mapping[str, str] | None = None,
-                 annotations: Mapping[str, str] | None = None,
-                 client: TrainingClient | None = None, kubeconfig: str | None = None,
-                 context: str | None = None) -> None:
-        launcher = _resources(launcher_resources, "launcher_resources")
-        worker = _resources(worker_resources, "worker_resources")
-        if launcher.gpus:
-            raise errors.ValidationError("launcher_resources.gpus", _(
-                "the Launcher only starts mpirun and needs no GPU: give GPUs to the Workers "
-                "(worker_resources) and leave the Launcher's at 0."))
-        spec = self.kind.new_spec(
-            name=name, namespace=namespace or "", image=image, command=list(command or []),
-            workers=workers, cpu_per_worker=worker.cpu, memory_per_worker=worker.memory,
-            gpus_per_worker=worker.gpus, launcher_cpu=launcher.cpu,
-            launcher_memory=launcher.memory, slots_per_worker=slots_per_worker,
-            mpi_implementation=MPI_ALIASES.get(str(mpi_implementation).lower(),
-                                               str(mpi_implementation)),
-            env=_env(env), volumes=_volumes(volumes), node_selector=dict(node_selector or {}),
-            queue_name=queue, priority_class=priority_class,
-            clean_pod_policy=clean_pod_policy,
-            ttl_seconds_after_finished=ttl_seconds_after_finished,
-            backoff_limit=backoff_limit,
-            queue_priority=priority, labels=dict(labels or {}),
-            annotations=dict(annotations or {}))
+    def __init__(self, spec: JobSpec, client: TrainingClient | None = None,
+                 kubeconfig: str | None = None, context: str | None = None) -> None:
         self._init(spec, client, kubeconfig, context)
 
     def _init(self, spec: JobSpec, client: TrainingClient | None, kubeconfig: str | None,
@@ -234,8 +208,12 @@ class MPIJob:
 
     @classmethod
     def from_spec(cls, spec: JobSpec, *, client: TrainingClient | None = None,
-                  kubeconfig: str | None = None, context: str | None = None) -> MPIJob:
-        """An MPIJob from the dashboard's spec model (what the wizard's "SDK code" writes)."""
+                  kubeconfig: str | None = None, context: str | None = None) -> Self:
+        """A job from the dashboard's spec model (what the wizard's "SDK code" writes)."""
+        if spec.kind is not cls.kind:
+            raise errors.ValidationError("manifest", _(
+                "This is a %(kind)s: read it with %(kind)s.from_yaml (or from_manifest).")
+                % {"kind": spec.kind.label})
         job = cls.__new__(cls)
         job._init(dataclasses.replace(spec), client, kubeconfig, context)
         return job
@@ -259,12 +237,13 @@ class MPIJob:
         return self._client
 
     def __repr__(self) -> str:
-        return f"MPIJob(name={self.spec.name!r}, namespace={self.spec.namespace or None!r})"
+        return (f"{type(self).__name__}(name={self.spec.name!r}, "
+                f"namespace={self.spec.namespace or None!r})")
 
     # -- files and templates -----------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, path: str | Path, **options: Any) -> MPIJob:
-        """An MPIJob from a manifest file (YAML or JSON). What the dashboard's model does not
+    def from_yaml(cls, path: str | Path, **options: Any) -> Self:
+        """A job from a manifest file (YAML or JSON). What the dashboard's model does not
         name (a securityContext, a sidecar) is kept as it is. A manifest the wizard would not
         import raises ValidationError saying what to change."""
         try:
@@ -275,7 +254,7 @@ class MPIJob:
         return cls.from_manifest_text(text, **options)
 
     @classmethod
-    def from_manifest_text(cls, text: str | bytes, **options: Any) -> MPIJob:
+    def from_manifest_text(cls, text: str | bytes, **options: Any) -> Self:
         try:
             spec = parse_manifest_text(text)
         except ManifestImportError as e:
@@ -283,8 +262,8 @@ class MPIJob:
         return cls.from_spec(spec, **options)
 
     @classmethod
-    def from_manifest(cls, manifest: dict, **options: Any) -> MPIJob:
-        """An MPIJob from a manifest already parsed (a dict, as the API returns it)."""
+    def from_manifest(cls, manifest: dict, **options: Any) -> Self:
+        """A job from a manifest already parsed (a dict, as the API returns it)."""
         try:
             spec = spec_from_manifest(manifest)
         except ManifestError as e:
@@ -298,56 +277,6 @@ class MPIJob:
             Path(path).write_text(text)
         return text
 
-    @classmethod
-    def from_template(cls, template_name: str, **overrides: Any) -> MPIJob:
-        """A job from one of the dashboard's built-in templates ("horovod-pytorch",
-        "horovod-tensorflow", "deepspeed-mpi", "intel-mpi"), with `overrides` as the
-        constructor takes them: `MPIJob.from_template("horovod-pytorch", name="bert",
-        namespace="team-nlp", workers=4)`."""
-        template = template_by_slug(template_name)
-        if template is None:
-            raise errors.ValidationError("template_name", _(
-                'there is no template "%(name)s": use one of %(names)s.') % {
-                "name": template_name[:60],
-                "names": ", ".join(t.slug for t in BUILTIN_TEMPLATES)})
-        options = {k: overrides.pop(k) for k in ("client", "kubeconfig", "context")
-                   if k in overrides}
-        spec = template.new_spec(str(overrides.pop("name", "")),
-                                 str(overrides.pop("namespace", "") or ""))
-        job = cls.from_spec(spec, **options)
-        job.update(**overrides)
-        return job
-
-    def update(self, **settings: Any) -> MPIJob:
-        """Change settings before `create`, named as the constructor names them."""
-        spec = self.spec
-        for key, value in settings.items():
-            if key in ("worker_resources", "launcher_resources"):
-                res = _resources(value, key)
-                if key == "worker_resources":
-                    spec.cpu_per_worker, spec.memory_per_worker = res.cpu, res.memory
-                    spec.gpus_per_worker = res.gpus
-                else:
-                    spec.launcher_cpu, spec.launcher_memory = res.cpu, res.memory
-            elif key == "env":
-                spec.env = _env(value)
-            elif key == "volumes":
-                spec.volumes = _volumes(value)
-            elif key == "queue":
-                spec.queue_name = str(value)
-            elif key == "priority":
-                spec.queue_priority = str(value)
-            elif key == "mpi_implementation":
-                spec.mpi_implementation = MPI_ALIASES.get(str(value).lower(), str(value))
-            elif key == "command":
-                spec.command = list(value)
-            elif key in {f.name for f in dataclasses.fields(spec)} and key != "base":
-                setattr(spec, key, value)
-            else:
-                raise errors.ValidationError(key, _("MPIJob has no setting %(key)s.")
-                                             % {"key": key[:60]})
-        return self
-
     # -- creating ----------------------------------------------------------------------------
     def check(self) -> Preflight:
         """What the wizard says of this job in its project, without creating anything."""
@@ -356,7 +285,7 @@ class MPIJob:
         return self.preflight
 
     def create(self, wait: bool = False, timeout: float = 3600, *, dry_run: bool = False,
-               force: bool = False) -> MPIJob:
+               force: bool = False) -> Self:
         """Create the job in the cluster and return it (so calls chain).
 
         First the wizard's checks: a setting it would refuse raises ValidationError (for a
@@ -375,10 +304,10 @@ class MPIJob:
             checked = creating.check(self.client.cluster, self.spec,
                                      from_manifest=self.spec.base is not None, force=force)
         except creating.CreateRefused as e:
-            raise refusal_error(e) from None
+            raise refusal_error(e, self._sdk_fields) from None
         self.preflight = checked
         for finding in checked.warnings:
-            warnings.warn(SettingWarning(f"{SDK_FIELDS.get(finding.field, finding.field)}: "
+            warnings.warn(SettingWarning(f"{self._sdk_fields.get(finding.field, finding.field)}: "
                                          f"{finding.message}"), stacklevel=2)
         if checked.waits:
             warnings.warn(QuotaWarning(" ".join(checked.fit.problems + [
@@ -392,20 +321,20 @@ class MPIJob:
     # -- reading -----------------------------------------------------------------------------
     @classmethod
     def get(cls, name: str, namespace: str | None = None, *,
-            client: TrainingClient | None = None) -> MPIJob:
-        """The MPIJob `name` as the cluster has it (NotFound if there is none)."""
+            client: TrainingClient | None = None) -> Self:
+        """The job `name` of this kind as the cluster has it (NotFound if there is none)."""
         client = client or default_client()
         namespace = namespace or client.default_namespace or "default"
-        found = client.get_job(name, namespace)
+        found = client.get_job(name, namespace, cls.kind)
         job = cls.from_manifest(found, client=client)
         job.object = found
         return job
 
     @classmethod
     def list(cls, namespace: str | None = None, status: str | None = None, *,
-             client: TrainingClient | None = None) -> builtins.list[MPIJob]:
-        """The MPIJobs of a project (None: every project you may see), optionally only those
-        whose status is `status` ("Running", "Failed"...)."""
+             client: TrainingClient | None = None) -> builtins.list[Self]:
+        """The jobs of this kind in a project (None: every project you may see), optionally
+        only those whose status is `status` ("Running", "Failed"...)."""
         client = client or default_client()
         wanted = _phase(status) if status else None
         summaries = [s for s in client.list_jobs(namespace) if s.kind is cls.kind
@@ -499,7 +428,7 @@ class MPIJob:
 
     def diagnose(self):
         """Why the job failed, waits or looks unwell, and what to do (None: all is well)."""
-        return self.client.diagnose(self.name, self.namespace)
+        return self.client.diagnose(self.name, self.namespace, self.kind)
 
     def get_logs(self, component: str = "launcher", worker_id: int | None = None,
                  follow: bool = False, tail: int | None = None,
@@ -534,7 +463,7 @@ class MPIJob:
             self.client.cluster, self.namespace, pod.name, pod.container, tail=tail))
 
     # -- changing ----------------------------------------------------------------------------
-    def with_fix(self, fix: Any, name: str | None = None) -> MPIJob:
+    def with_fix(self, fix: Any, name: str | None = None) -> Self:
         """A new job: this one's configuration with one of its diagnosis' fixes applied
         (what the dashboard's "Clone with this fix" and `describe`'s command make), named
         `name` (default "<name>-fix"), created when you call `create()`:
@@ -551,24 +480,118 @@ class MPIJob:
                             for row in value]
             elif key in settings:
                 setattr(spec, key, copy.deepcopy(value))
-        return MPIJob.from_spec(spec, client=self._client, kubeconfig=self._kubeconfig,
+        return type(self).from_spec(spec, client=self._client, kubeconfig=self._kubeconfig,
                                 context=self._context)
 
-    def suspend(self) -> MPIJob:
-        self.object = self.client.suspend(self.name, self.namespace)
+    def suspend(self) -> Self:
+        self.object = self.client.suspend(self.name, self.namespace, self.kind)
         return self
 
-    def resume(self) -> MPIJob:
-        self.object = self.client.resume(self.name, self.namespace)
+    def resume(self) -> Self:
+        self.object = self.client.resume(self.name, self.namespace, self.kind)
         return self
 
     def delete(self, wait: bool = False, timeout: float = 300) -> None:
         """Delete the job with its Launcher and Workers; with `wait`, return once the
         cluster no longer has it (JobTimeoutError after `timeout` seconds)."""
-        self.client.delete_job(self.name, self.namespace)
+        self.client.delete_job(self.name, self.namespace, self.kind)
         if not wait:
             return
         wait_until_gone(self.client.cluster, self.kind, self.namespace, self.name, timeout)
+
+
+class MPIJob(TrainingJob):
+    """An MPIJob: described in Python, created and followed in the cluster."""
+
+    kind = kind_for_slug("mpijob")
+
+    def __init__(self, name: str, namespace: str | None = None, workers: int = 1,
+                 slots_per_worker: int | None = None, image: str = "",
+                 command: Sequence[str] | None = None,
+                 launcher_resources: ResourceSpec | Mapping[str, Any] | None = None,
+                 worker_resources: ResourceSpec | Mapping[str, Any] | None = None,
+                 env: Mapping[str, str] | Sequence[EnvVar] | None = None,
+                 volumes: Sequence[PVCVolume | Mapping[str, Any]] | None = None,
+                 mpi_implementation: str = "OpenMPI", clean_pod_policy: str = "Running",
+                 ttl_seconds_after_finished: int | None = 3600, *,
+                 backoff_limit: int | None = None, queue: str = "", priority: str = "",
+                 priority_class: str = "",
+                 node_selector: Mapping[str, str] | None = None,
+                 labels: Mapping[str, str] | None = None,
+                 annotations: Mapping[str, str] | None = None,
+                 client: TrainingClient | None = None, kubeconfig: str | None = None,
+                 context: str | None = None) -> None:
+        launcher = _resources(launcher_resources, "launcher_resources")
+        worker = _resources(worker_resources, "worker_resources")
+        if launcher.gpus:
+            raise errors.ValidationError("launcher_resources.gpus", _(
+                "the Launcher only starts mpirun and needs no GPU: give GPUs to the Workers "
+                "(worker_resources) and leave the Launcher's at 0."))
+        spec = self.kind.new_spec(
+            name=name, namespace=namespace or "", image=image, command=list(command or []),
+            workers=workers, cpu_per_worker=worker.cpu, memory_per_worker=worker.memory,
+            gpus_per_worker=worker.gpus, launcher_cpu=launcher.cpu,
+            launcher_memory=launcher.memory, slots_per_worker=slots_per_worker,
+            mpi_implementation=MPI_ALIASES.get(str(mpi_implementation).lower(),
+                                               str(mpi_implementation)),
+            env=_env(env), volumes=_volumes(volumes), node_selector=dict(node_selector or {}),
+            queue_name=queue, priority_class=priority_class,
+            clean_pod_policy=clean_pod_policy,
+            ttl_seconds_after_finished=ttl_seconds_after_finished,
+            backoff_limit=backoff_limit,
+            queue_priority=priority, labels=dict(labels or {}),
+            annotations=dict(annotations or {}))
+        super().__init__(spec, client, kubeconfig, context)
+
+    @classmethod
+    def from_template(cls, template_name: str, **overrides: Any) -> MPIJob:
+        """A job from one of the dashboard's built-in templates ("horovod-pytorch",
+        "horovod-tensorflow", "deepspeed-mpi", "intel-mpi"), with `overrides` as the
+        constructor takes them: `MPIJob.from_template("horovod-pytorch", name="bert",
+        namespace="team-nlp", workers=4)`."""
+        template = template_by_slug(template_name)
+        if template is None:
+            raise errors.ValidationError("template_name", _(
+                'there is no template "%(name)s": use one of %(names)s.') % {
+                "name": template_name[:60],
+                "names": ", ".join(t.slug for t in BUILTIN_TEMPLATES)})
+        options = {k: overrides.pop(k) for k in ("client", "kubeconfig", "context")
+                   if k in overrides}
+        spec = template.new_spec(str(overrides.pop("name", "")),
+                                 str(overrides.pop("namespace", "") or ""))
+        job = cls.from_spec(spec, **options)
+        job.update(**overrides)
+        return job
+
+    def update(self, **settings: Any) -> MPIJob:
+        """Change settings before `create`, named as the constructor names them."""
+        spec = self.spec
+        for key, value in settings.items():
+            if key in ("worker_resources", "launcher_resources"):
+                res = _resources(value, key)
+                if key == "worker_resources":
+                    spec.cpu_per_worker, spec.memory_per_worker = res.cpu, res.memory
+                    spec.gpus_per_worker = res.gpus
+                else:
+                    spec.launcher_cpu, spec.launcher_memory = res.cpu, res.memory
+            elif key == "env":
+                spec.env = _env(value)
+            elif key == "volumes":
+                spec.volumes = _volumes(value)
+            elif key == "queue":
+                spec.queue_name = str(value)
+            elif key == "priority":
+                spec.queue_priority = str(value)
+            elif key == "mpi_implementation":
+                spec.mpi_implementation = MPI_ALIASES.get(str(value).lower(), str(value))
+            elif key == "command":
+                spec.command = list(value)
+            elif key in {f.name for f in dataclasses.fields(spec)} and key != "base":
+                setattr(spec, key, value)
+            else:
+                raise errors.ValidationError(key, _("MPIJob has no setting %(key)s.")
+                                             % {"key": key[:60]})
+        return self
 
 
 def _phase(status: str) -> Phase:

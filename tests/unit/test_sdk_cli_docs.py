@@ -14,9 +14,11 @@ from odh.training.asyncjobs import AsyncMPIJob
 from odh.training.cli.parsing import VERBS, verb_parser
 from odh.training.jobs import MPIJob
 from odh.training.sdk import TrainingClient
+from odh.training.trainjobs import TrainJob
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-SDK_NAMES = ["MPIJob", "AsyncMPIJob", "ResourceSpec", "JobStatus", "Phase", "QuotaWarning",
+SDK_NAMES = ["MPIJob", "AsyncMPIJob", "TrainJob", "AsyncTrainJob", "list_runtimes",
+             "NotServed", "ResourceSpec", "JobStatus", "Phase", "QuotaWarning",
              "SettingWarning",
              "TrainingClient", "ODHError", "ValidationError", "AuthenticationError",
              "ResourceQuotaExceeded", "JobFailedError", "JobTimeoutError", "ClusterError",
@@ -38,7 +40,7 @@ def test_the_sdk_reference_has_a_heading_for_every_public_name(name):
     assert re.search(rf"^#+ .*`{name}[`(.]", _headings(DOCS / "sdk-reference.md"), re.M), name
 
 
-@pytest.mark.parametrize("cls", [MPIJob, AsyncMPIJob, TrainingClient])
+@pytest.mark.parametrize("cls", [MPIJob, AsyncMPIJob, TrainJob, TrainingClient])
 def test_the_sdk_reference_documents_every_method(cls):
     text = (DOCS / "sdk-reference.md").read_text()
     missing = [m for m in _public(cls) if f"{m}(" not in text and f".{m}`" not in text]

@@ -22,7 +22,7 @@ from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.durations import format_duration
 from odh.training.findings import errors_of, warnings_of
 from odh.training.i18n import _
-from odh.training.kinds import KINDS, kind_for_slug
+from odh.training.kinds import KINDS, JobKind, creatable_kinds, kind_for_slug
 from odh.training.logs.logfollow import (
     follow_pod_lines,
     interleaved,
@@ -47,8 +47,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.verb == "create":
         kind = kind_for_slug(args.kind)
         if not kind.creatable:
-            raise UsageError(_("Only MPIJobs are created here (as in the dashboard's wizard): "
-                               "odh training create mpijob ..."))
+            made = creatable_kinds()
+            raise UsageError(_("%(kind)s jobs are not created here; these are: %(kinds)s "
+                               "(odh training create %(slugs)s NAME ...).")
+                             % {"kind": kind.label, "kinds": ", ".join(k.plural_label
+                                                                       for k in made),
+                                "slugs": "|".join(k.slug for k in made)})
         spec = spec_from_args(args, args.name, kind)
         if args.dry_run == "client":
             return _create_offline(args, spec, out)
@@ -58,6 +62,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         namespace = args.namespace or client.default_namespace
         if args.verb == "create":
             return _create(args, client, spec, namespace, out)
+        if args.verb == "list" and args.runtimes:
+            from odh.training.cli.runtimes import list_runtimes
+            return list_runtimes(args, client, namespace, out)
         if args.verb in ("list", "get") and not args.name:
             return _list(args, client, namespace, out)
         if not namespace:
@@ -76,10 +83,10 @@ def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
     findings = validate_spec(spec)
     for problem in warnings_of(findings):
         _err(_("warning: %(where)s: %(message)s") % {
-            "where": where(problem, args.filename), "message": problem.message})
+            "where": where(problem, args.filename, spec.kind), "message": problem.message})
     problems = errors_of(findings)
     for problem in problems:
-        _err(f"error: {where(problem, args.filename)}: {problem.message}")
+        _err(f"error: {where(problem, args.filename, spec.kind)}: {problem.message}")
     if problems:
         return BAD_INPUT
     manifest = build_manifest(spec)
@@ -90,21 +97,25 @@ def _create_offline(args: argparse.Namespace, spec, out: TextIO) -> int:
     return OK
 
 
-def _say_warnings(checked, filename: str | None) -> None:
+def _say_warnings(checked, filename: str | None, kind: JobKind) -> None:
     for problem in checked.warnings:
         _err(_("warning: %(where)s: %(message)s") % {
-            "where": where(problem, filename), "message": problem.message})
+            "where": where(problem, filename, kind), "message": problem.message})
 
 
-def _say_refusal(refused: creating.CreateRefused, filename: str | None) -> None:
+def _say_refusal(refused: creating.CreateRefused, filename: str | None,
+                 kind: JobKind) -> None:
     """A create refused before anything was sent, on stderr: each problem and its fix."""
     if refused.reason == creating.UNKNOWN_FIELDS:
         _err(f"error: {filename}: {refused}")
         return
-    _say_warnings(refused.checked, filename)
+    if refused.reason == creating.NOT_SERVED:
+        _err(f"error: {refused}")
+        return
+    _say_warnings(refused.checked, filename, kind)
     if refused.reason == creating.INVALID:
         for problem in refused.findings:
-            _err(f"error: {where(problem, filename)}: {problem.message}")
+            _err(f"error: {where(problem, filename, kind)}: {problem.message}")
         return
     if not refused.checked.nodes_readable:
         _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
@@ -131,9 +142,9 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
         checked = creating.check(client.cluster, spec, from_manifest=bool(args.filename),
                                  force=args.force)
     except creating.CreateRefused as refused:
-        _say_refusal(refused, args.filename)
+        _say_refusal(refused, args.filename, spec.kind)
         return BAD_INPUT
-    _say_warnings(checked, args.filename)
+    _say_warnings(checked, args.filename, spec.kind)
     if not checked.nodes_readable:
         _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
                "for a Worker was not checked."))
@@ -146,15 +157,16 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
         out.write(manifest_yaml(build_manifest(spec)))
     created = creating.create(client.cluster, spec, dry_run=bool(args.dry_run),
                               checked=checked).object
-    values = {"project": spec.namespace, "name": spec.name, "totals": totals_text(spec)}
+    values = {"project": spec.namespace, "name": spec.name, "totals": totals_text(spec),
+              "kind": spec.kind.label, "slug": spec.kind.slug}
     if args.output:
         dump(created, args.output, out)
     elif args.dry_run:
-        out.write(_("The cluster would accept the MPIJob %(project)s/%(name)s (dry run, "
+        out.write(_("The cluster would accept the %(kind)s %(project)s/%(name)s (dry run, "
                     "nothing created): %(totals)s.") % values + "\n")
     else:
-        out.write(_("Created the MPIJob %(project)s/%(name)s: %(totals)s. Follow it with: "
-                    "odh training describe mpijob %(name)s -n %(project)s") % values + "\n")
+        out.write(_("Created the %(kind)s %(project)s/%(name)s: %(totals)s. Follow it with: "
+                    "odh training describe %(slug)s %(name)s -n %(project)s") % values + "\n")
     if args.wait and not args.dry_run:
         out.flush()
         return _await(client, spec.name, spec.namespace, spec.kind.slug, args.timeout, None, out)

@@ -53,6 +53,22 @@ MANIFEST_FIELDS = {
     "annotations": "metadata.annotations",
     "launcher_creation_policy": "spec.launcherCreationPolicy",
 }
+# a kind's own flags and manifest fields, by its slug, where they differ from the MPIJob's
+_TRAINER = "spec.trainer"
+KIND_FLAGS = {"trainjob": {
+    "workers": "--nodes", "slots_per_worker": "--procs-per-node", "runtime": "--runtime",
+    "runtime_kind": "--runtime-kind", "cpu_per_worker": "--cpu", "memory_per_worker": "--memory",
+    "gpus_per_worker": "--gpus"}}
+KIND_MANIFEST_FIELDS = {"trainjob": {
+    "image": _TRAINER + ".image", "command": _TRAINER + ".command", "env": _TRAINER + ".env",
+    "workers": _TRAINER + ".numNodes", "slots_per_worker": _TRAINER + ".numProcPerNode",
+    "cpu_per_worker": _TRAINER + ".resourcesPerNode (cpu)",
+    "memory_per_worker": _TRAINER + ".resourcesPerNode (memory)",
+    "gpus_per_worker": _TRAINER + ".resourcesPerNode (nvidia.com/gpu)",
+    "runtime": "spec.runtimeRef.name", "runtime_kind": "spec.runtimeRef.kind",
+    "volumes": "spec.podSpecOverrides (volumes)",
+    "node_selector": "spec.podSpecOverrides (nodeSelector)",
+    "tolerations": "spec.podSpecOverrides (tolerations)"}}
 # a fix's change -> the flag that makes it
 FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
              "cpu_per_worker": "--cpu-per-worker", "memory_per_worker": "--memory-per-worker",
@@ -65,12 +81,19 @@ class UsageError(Exception):
     """Bad input on the command line; the message says how to fix it."""
 
 
-def where(problem: FieldError, from_file: str) -> str:
-    """The flag (or, for a manifest, the field) a finding is about."""
+def is_trainjob(spec: JobSpec) -> bool:
+    """A spec that runs on a Trainer runtime (it names one)."""
+    return hasattr(spec, "runtime_kind")
+
+
+def where(problem: FieldError, from_file: str, kind: JobKind | None = None) -> str:
+    """The flag (or, for a manifest, the field) a finding is about, for a job of `kind`."""
     head, sep, rest = problem.field.partition("[")
+    slug = kind.slug if kind is not None else ""
     if from_file:
-        return MANIFEST_FIELDS.get(head, head + sep + rest)
-    return FLAGS.get(head, head + sep + rest)
+        return {**MANIFEST_FIELDS, **KIND_MANIFEST_FIELDS.get(slug, {})}.get(
+            head, head + sep + rest)
+    return {**FLAGS, **KIND_FLAGS.get(slug, {})}.get(head, head + sep + rest)
 
 
 def fix_flags(fix: Fix) -> str:
@@ -157,15 +180,27 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
             spec = parse_manifest_text(text)
         except ManifestImportError as exc:
             raise UsageError(f"{args.filename}: {exc}") from None
+        if spec.kind is not kind and args.kind_given:
+            raise UsageError(_("%(file)s is a %(found)s, not a %(kind)s: run odh training "
+                               "create %(slug)s -f %(file)s.")
+                             % {"file": args.filename, "found": spec.kind.label,
+                                "kind": kind.label, "slug": spec.kind.slug})
     else:
-        missing = [flag for flag, value in (("NAME", name), ("--image", args.image),
-                                            ("--command", command)) if not value]
+        spec = kind.new_spec(name=name, image=args.image, command=command)
+        # what a spec of this kind cannot do without (a TrainJob's runtime has a command)
+        missing = [flag for flag, value, needed in (
+            ("NAME", name, True), ("--image", args.image, True),
+            ("--command", command, not is_trainjob(spec))) if needed and not value]
+        if missing and is_trainjob(spec):
+            raise UsageError(_(
+                "Missing %(what)s: e.g. odh training create trainjob pi --runtime "
+                "mpi-distributed --nodes 2 --gpus 1 --image quay.io/team/pi:1.0")
+                % {"what": ", ".join(missing)})
         if missing:
             raise UsageError(_(
                 "Missing %(what)s: e.g. odh training create mpijob bert --image "
                 "quay.io/team/bert:1.0 --workers 2 --command \"horovodrun -np 2 python "
                 "train.py\"") % {"what": ", ".join(missing)})
-        spec = kind.new_spec(name=name, image=args.image, command=command)
     if name:
         spec.name = name
     if args.namespace:
@@ -178,6 +213,18 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                               ("launcher_memory", "--launcher-memory", args.launcher_memory)):
         if value is not None:
             setattr(spec, attr, _quantity(flag, value))
+    trainer_flags = {"--runtime": args.runtime, "--runtime-kind": args.runtime_kind,
+                     "--procs-per-node": args.procs_per_node}
+    given = [flag for flag, value in trainer_flags.items() if value is not None]
+    if given and not is_trainjob(spec):
+        raise UsageError(_("%(flags)s: a TrainJob's (odh training create trainjob ...); an "
+                           "%(kind)s has no runtime.") % {"flags": ", ".join(given),
+                                                           "kind": spec.kind.label})
+    if is_trainjob(spec):
+        for attr, value in (("runtime", args.runtime), ("runtime_kind", args.runtime_kind),
+                            ("slots_per_worker", args.procs_per_node)):
+            if value is not None:
+                setattr(spec, attr, value)
     settings: dict[str, Any] = {
         "workers": args.workers, "gpus_per_worker": args.gpus,
         "slots_per_worker": args.slots_per_worker,

@@ -18,6 +18,7 @@ VERBS = ("create", "get", "list", "describe", "logs", "wait", "suspend", "resume
 # kubectl's spellings of a type: "mpijob", "mpijobs", "MPIJob"
 TYPE_WORDS = {**{slug: slug for slug in KINDS}, **{slug + "s": slug for slug in KINDS}}
 STATUSES = ("Pending", "Running", "Succeeded", "Failed", "Suspended")
+RUNTIMES = ("runtime", "runtimes")
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -54,8 +55,8 @@ def _output(parser: argparse.ArgumentParser, choices: Sequence[str]) -> None:
 def verb_parser(verb: str, prog: str) -> ArgumentParser:
     """The parser of one verb (its --help lists its flags)."""
     helps = {
-        "create": _("create an MPIJob from flags or a manifest, checked as the wizard checks "
-                    "it"),
+        "create": _("create an MPIJob or a TrainJob from flags or a manifest, checked as the "
+                    "wizard checks it"),
         "get": _("show one job, or list them; -o yaml|json gives the object itself"),
         "list": _("list training jobs with their status"),
         "describe": _("status, Workers, resources, events and the diagnosis of one job"),
@@ -69,14 +70,25 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
     _target(p, verb not in ("list", "get", "create"))
     _connection(p)
     if verb == "create":
-        p.add_argument("-f", "--filename", help=_("an MPIJob manifest (YAML or JSON); - reads "
-                                                  "standard input"))
+        p.add_argument("-f", "--filename", help=_("an MPIJob or TrainJob manifest (YAML or "
+                                                  "JSON); - reads standard input"))
         p.add_argument("--name", default="", help=argparse.SUPPRESS)
         p.add_argument("--image", default="", help=_("training image"))
         p.add_argument("--command", dest="command_text", default=None, metavar='"COMMAND"',
                        help=_('the Launcher\'s command, e.g. "horovodrun -np 8 python '
                               'train.py" (or give it after --)'))
-        p.add_argument("--workers", type=int, default=None, help=_("number of Workers"))
+        p.add_argument("--workers", "--nodes", dest="workers", type=int, default=None,
+                       help=_("number of Workers (a TrainJob's nodes: --nodes)"))
+        p.add_argument("--runtime", default=None,
+                       help=_("TrainJob: the runtime it runs on, e.g. mpi-distributed or "
+                              "torch-distributed (odh training list runtimes)"))
+        p.add_argument("--runtime-kind", default=None,
+                       choices=["ClusterTrainingRuntime", "TrainingRuntime"],
+                       help=_("TrainJob: the runtime's kind (default: "
+                              "ClusterTrainingRuntime, the cluster's)"))
+        p.add_argument("--procs-per-node", type=int, default=None,
+                       help=_("TrainJob: processes per node (numProcPerNode; default: the "
+                              "runtime's)"))
         p.add_argument("--gpu-per-worker", "--gpus", dest="gpus", type=int, default=None,
                        help=_("GPUs per Worker"))
         p.add_argument("--cpu-per-worker", "--cpu", dest="cpu", default=None,
@@ -176,7 +188,8 @@ def noun_parser(prog: str) -> ArgumentParser:
         usage=f"{prog} VERB [TYPE] [NAME] [flags]",
         description=_("Create, watch and manage Kubeflow training jobs (MPIJobs) on "
                       "OpenShift AI, with the dashboard's checks and words."),
-        epilog=_("verbs:\n%(verbs)s\n\nTYPE: mpijob (default), pytorchjob, tfjob, trainjob.\n"
+        epilog=_("verbs:\n%(verbs)s\n\nTYPE: mpijob (default), pytorchjob, tfjob, trainjob; "
+                 "list runtimes lists the TrainJobs' runtimes.\n"
                  "Exit status: 0 done, 1 the cluster refused or the job failed, 2 bad "
                  "input.\nSee '%(prog)s VERB --help' for a verb's flags.")
         % {"verbs": lines, "prog": prog})
@@ -204,6 +217,10 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if target and target[0].lower() in TYPE_WORDS:
         kind = TYPE_WORDS[target.pop(0).lower()]
         args.kind_given = True
+    # `list runtimes`: the Trainer's runtimes, not jobs
+    args.runtimes = head.verb == "list" and bool(target) and target[0].lower() in RUNTIMES
+    if args.runtimes:
+        target.pop(0)
     if len(target) > 1:
         parser.error(_("one job name at a time (got %(names)s)") % {"names": " ".join(target)})
     args.kind = kind
