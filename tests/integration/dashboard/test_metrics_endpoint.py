@@ -38,11 +38,12 @@ def hub(demo_cluster, loop):
         yield hub
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def transition_recorder(hub, transactional_db):
-    """The hub's transition recorder (which writes the job history), a new one per test,
-    stopped before the test's database is flushed: a record written during the flush makes
-    it fail ("table is locked")."""
+    """The hub's transition recorder (which writes the job history), for the tests that read
+    the history only: SQLite's shared in-memory test database refuses a write beside the
+    recorder's ("table is locked"), e.g. a sign-in's session. Stopped before the test's
+    database is flushed."""
     from training.live.hub.transitions import TransitionRecorder
 
     if hub.transitions is not None:
@@ -223,7 +224,8 @@ def test_a_web_process_without_the_hub_reports_no_job_numbers():
 
 
 # -- the job history's numbers ---------------------------------------------------------------------
-def test_failures_and_durations_come_from_the_job_history(hub, demo_cluster, jobs):
+def test_failures_and_durations_come_from_the_job_history(hub, demo_cluster, jobs,
+                                                          transition_recorder):
     from training.models import JobHistory
 
     # the demo's finished jobs are recorded by the hub from its first list (again here:
