@@ -205,3 +205,17 @@ def test_the_mpijob_and_the_trainjob_are_created_here_the_wizard_shows_the_mpijo
     assert str(MPIJOB.waiting_for_controller) == "Waiting for the MPI Operator"
     assert str(PYTORCHJOB.waiting_for_controller) == "Waiting for the Training Operator"
     assert TRAINJOB.waiting_for_controller is None
+
+
+def test_a_pod_names_its_job_by_its_operators_label_or_its_jobsets():
+    from odh.training.cluster.client import other_pods_selector
+    from odh.training.kinds import pod_job_labels, pod_job_name
+
+    assert pod_job_labels() == ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name")
+    assert pod_job_name({"training.kubeflow.org/job-name": "bert"}) == "bert"
+    assert pod_job_name({"jobset.sigs.k8s.io/jobset-name": "llama",
+                         "jobset.sigs.k8s.io/replicatedjob-name": "node"}) == "llama"
+    assert pod_job_name({"app": "notebook"}) == ""
+    # the pods of no training job: neither label
+    assert other_pods_selector() == ("!training.kubeflow.org/job-name,"
+                                     "!jobset.sigs.k8s.io/jobset-name")

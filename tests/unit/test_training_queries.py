@@ -33,7 +33,7 @@ class FakeClient:
             return [j for (k, _ns), items in self.jobs.items() if k == kind.slug for j in items]
         return list(self.jobs.get((kind.slug, namespace), []))
 
-    def list_job_pods(self, namespace, job_name=None):
+    def list_job_pods(self, namespace, job_name=None, kind=None):
         self.calls.append(("pods", namespace))
         if namespace is None and "pods" in self.refused:
             raise errors.Forbidden("pods is forbidden", status=403)

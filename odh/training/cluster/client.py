@@ -22,7 +22,7 @@ from kubernetes import watch as k8s_watch
 
 from odh.training import errors
 from odh.training.i18n import _
-from odh.training.kinds import KINDS, JobKind
+from odh.training.kinds import KINDS, JobKind, pod_job_labels
 
 log = logging.getLogger("odh.training.cluster.client")
 
@@ -30,6 +30,12 @@ Obj = dict[str, Any]
 
 DEFAULT_TIMEOUT = (5.0, 30.0)  # connect, read
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+
+
+def other_pods_selector() -> str:
+    """A label selector of the pods of no training job: "!label,!label"."""
+    return ",".join(f"!{label}" for label in pod_job_labels())
+
 # The most of a log one read takes (the API server's limitBytes); a page shows a tail, so
 # more than this means very long lines, and the reader is told the log was cut.
 READ_LOG_LIMIT_BYTES = 2 * 1024 * 1024
@@ -485,10 +491,21 @@ class ClusterClient:
             watcher.stop()
 
     # -- pods, events, logs ---------------------------------------------------------------------
-    def list_job_pods(self, namespace: str | None, job_name: str | None = None) -> list[Obj]:
-        """Pods of training jobs (of one job when `job_name`), in a namespace or everywhere."""
-        return self.list_pods(namespace, f"{JOB_NAME_LABEL}={job_name}" if job_name
-                              else JOB_NAME_LABEL)
+    def list_job_pods(self, namespace: str | None, job_name: str | None = None,
+                      kind: JobKind | None = None) -> list[Obj]:
+        """Pods of training jobs (of one job when `job_name`, of one kind's jobs when `kind`),
+        in a namespace or everywhere: one list per label the kinds' pods name their job by
+        (a label selector cannot say "this label or that one")."""
+        labels = (kind.pod_job_label,) if kind is not None else pod_job_labels()
+        pods: dict[str, Obj] = {}
+        for label in labels:
+            for pod in self.list_pods(namespace, f"{label}={job_name}" if job_name else label):
+                pods.setdefault(str((pod.get("metadata") or {}).get("uid") or id(pod)), pod)
+        return list(pods.values())
+
+    def list_other_pods(self, namespace: str | None = None) -> list[Obj]:
+        """The pods of no training job (those without any label `list_job_pods` reads)."""
+        return self.list_pods(namespace, other_pods_selector())
 
     def list_events(self, namespace: str, uids: Iterable[str] | None = None) -> list[Obj]:
         items = self._items(self.core.list_namespaced_event, namespace, namespace=namespace)

@@ -74,9 +74,14 @@ class WatchedResource:
     group: str = ""
     version: str = "v1"
     label_selector: str = ""
+    # what logs, the hub's stats and /metrics call it, where two watches of one resource
+    # differ by their labels only
+    title: str = ""
 
     @property
     def name(self) -> str:
+        if self.title:
+            return self.title
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def list_call(self, client: ClusterClient) -> tuple[Callable[..., Any], tuple[Any, ...]]:

@@ -23,7 +23,8 @@ __all__ = ["CREATED_BY_ANNOTATION", "KINDS", "MPIJOB", "PRIORITY_LABEL", "PYTORC
            "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "JobSpec", "ManifestError", "Runtime",
            "Runtimes",
            "creatable_kinds", "default_kind", "kind_for_manifest", "kind_for_object",
-           "kind_for_slug", "read_runtimes", "wizard_kinds"]
+           "kind_for_slug", "pod_job_labels", "pod_job_name", "read_runtimes",
+           "wizard_kinds"]
 
 KINDS: dict[str, JobKind] = {k.slug: k for k in (MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB)}
 
@@ -65,3 +66,16 @@ def kind_for_manifest(manifest: object) -> JobKind:
     """The creatable kind a manifest is of, or the default kind (see above)."""
     kind = kind_for_object(manifest) if isinstance(manifest, dict) else None
     return kind if kind is not None and kind.creatable else default_kind()
+
+
+def pod_job_labels() -> tuple[str, ...]:
+    """The labels by which the kinds' pods name their job (the Training and MPI Operators'
+    `training.kubeflow.org/job-name`, a JobSet's `jobset.sigs.k8s.io/jobset-name`): the
+    pods of training jobs are those carrying one of them."""
+    return tuple(dict.fromkeys(k.pod_job_label for k in KINDS.values()))
+
+
+def pod_job_name(labels: dict) -> str:
+    """The name of the job a pod with these labels belongs to ("" for none); its kind is
+    told by `status.pods.pods_of_job`, which checks the kind's own label."""
+    return next((str(labels[label]) for label in pod_job_labels() if labels.get(label)), "")

@@ -35,7 +35,7 @@ def pod_for(cluster: ClusterClient, kind: JobKind, namespace: str, name: str,
     """Worker `worker`'s pod, or with None the job's first: the Launcher of an MPIJob, the
     Master of a PyTorchJob or TFJob (Worker 0 when it has none)."""
     owner = {"metadata": {"name": name, "namespace": namespace}}  # what its pods carry
-    pods = job_pods(kind, owner, cluster.list_job_pods(namespace, name))
+    pods = job_pods(kind, owner, cluster.list_job_pods(namespace, name, kind))
     if worker is None:
         lead = kind.lead_role
         found = next((p for p in pods if p.role == lead), None)
@@ -122,7 +122,7 @@ def wait_for_pod(cluster: ClusterClient, kind: JobKind, namespace: str, name: st
 def worker_pods(cluster: ClusterClient, kind: JobKind, namespace: str, name: str
                 ) -> list[JobPod]:
     owner = {"metadata": {"name": name, "namespace": namespace}}
-    return [p for p in job_pods(kind, owner, cluster.list_job_pods(namespace, name))
+    return [p for p in job_pods(kind, owner, cluster.list_job_pods(namespace, name, kind))
             if p.role == "Worker"]
 
 

@@ -183,7 +183,7 @@ def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
             return None
         try:
             job = client.get_job(kind, namespace, name)
-            summary = summarize(job, client.list_job_pods(namespace, name), None, now)
+            summary = summarize(job, client.list_job_pods(namespace, name, kind), None, now)
             source = progress_source(summary.replicas)
             if summary.status != JobStatus.RUNNING or source is None \
                     or getattr(source, "status", "") != "Running":

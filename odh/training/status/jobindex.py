@@ -22,9 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from odh.training.capacity.allocation import Holdings
-from odh.training.cluster.client import JOB_NAME_LABEL
 from odh.training.cluster.events import event_time, involved
-from odh.training.kinds import KINDS, JobKind, kind_for_object
+from odh.training.kinds import KINDS, JobKind, kind_for_object, pod_job_name
 
 Obj = dict[str, Any]
 JobKey = tuple[str, str, str]  # (namespace, kind slug, name)
@@ -142,7 +141,7 @@ class JobIndex:
         meta = _meta(obj)
         uid = str(meta.get("uid") or "")
         ns = str(meta.get("namespace") or "")
-        job = str((meta.get("labels") or {}).get(JOB_NAME_LABEL) or "")
+        job = pod_job_name(meta.get("labels") or {})
         affected: set[JobKey] = set()
         previous = self._pod_owner.pop(uid, None)
         if previous is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from odh.training.durations import parse_timestamp
+from odh.training.kinds import pod_job_labels
 from odh.training.kinds.base import (  # noqa: F401 - the labels' names, known from here
     COMPLETION_INDEX_LABEL,
     JOB_NAME_LABEL,
@@ -186,7 +187,7 @@ def group_pods_by_job(pods: list[dict]) -> PodGroups:
     for pod in pods:
         meta = as_dict(pod.get("metadata"))
         labels = as_dict(meta.get("labels"))
-        for label in (JOB_NAME_LABEL, JOBSET_NAME_LABEL):
+        for label in pod_job_labels():
             name = labels.get(label)
             if name:
                 groups.setdefault((label, str(meta.get("namespace") or ""), str(name)),

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from odh.training import errors
-from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
+from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.events import event_time
-from odh.training.kinds import JobKind
+from odh.training.kinds import JobKind, pod_job_name
 from odh.training.status.summarize import JobSummary, summarize
 
 Obj = dict[str, Any]
@@ -26,7 +26,7 @@ def _pods_by_job(pods: list[Obj]) -> dict[tuple[str, str], list[Obj]]:
     grouped: dict[tuple[str, str], list[Obj]] = defaultdict(list)
     for pod in pods:
         meta = pod.get("metadata") or {}
-        job = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+        job = pod_job_name(meta.get("labels") or {})
         if job:
             grouped[(meta.get("namespace", ""), job)].append(pod)
     return grouped
@@ -164,7 +164,7 @@ def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
     job.setdefault("kind", kind.kind)
     pods = known_pods() if known_pods is not None else None
     if pods is None:
-        pods = client.list_job_pods(namespace, name)
+        pods = client.list_job_pods(namespace, name, kind)
     candidates = known_events() if known_events is not None else None
     if candidates is None:
         candidates = client.list_events(namespace)

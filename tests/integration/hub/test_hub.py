@@ -19,7 +19,7 @@ def test_the_hub_watches_every_served_kind_with_the_dashboard_account(hub):
     assert stats["kinds"] == ["MPIJob", "PyTorchJob", "TFJob"]
     names = [w["resource"] for w in stats["watches"]]
     assert names == ["mpijobs.kubeflow.org", "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org",
-                     "pods", "events", "resourcequotas"]
+                     "pods", "pods-jobset.sigs.k8s.io", "events", "resourcequotas"]
     assert all(w["synced"] and w["errors"] == 0 for w in stats["watches"]), stats
     assert stats["index"]["jobs"] >= 7  # the demo's jobs in every project
 

@@ -10,8 +10,8 @@ and `cluster` are the smaller parts; each part with a thread of its own is a
 (odh/training/cluster/election.py).
 
 With the dashboard's service-account credentials the hub keeps one `ResilientWatch` per
-training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), one of pods
-labelled `training.kubeflow.org/job-name`, one of events (only those that may concern a
+training job kind the cluster serves (MPIJob, PyTorchJob, TFJob, TrainJob), pods of training
+jobs (by each label naming their job), one of events (only those that may concern a
 training job are kept) and one of resource quotas, all feeding a `JobIndex` (watching.py).
 
 Each change marks the jobs it may touch. A flusher thread sends the first change of a

@@ -194,13 +194,12 @@ def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     """The admin overview's `capacity.ClusterState` with the jobs (summarized by the hub),
     what every pod holds and the quotas from the index; only nodes and Kueue's queues are
     read, with `client` (the administrator's), and the pods of no training job
-    (`!training.kubeflow.org/job-name`) while the hub has not listed them yet. None: no
+    (`cluster.client.other_pods_selector`) while the hub has not listed them yet. None: no
     ready hub here, read it all (`capacity.read_cluster`).
 
     For a person who may list pods and every served job kind in every project (asked by
     the caller): what they would read themselves, as current as the hub's watches."""
     from odh.training import errors
-    from odh.training.cluster.client import JOB_NAME_LABEL
     from odh.training.overviews.cluster import ClusterState
 
     hub = _ready_hub()
@@ -223,7 +222,7 @@ def hub_cluster_state(client, kinds: list[JobKind], now: datetime):
     # the hub has listed them (else they are listed here)
     others = hub.other_pods_watch
     listed = others is not None and others.synced.is_set() and not others.failing
-    pods = [] if listed else client.list_pods(label_selector=f"!{JOB_NAME_LABEL}")
+    pods = [] if listed else client.list_other_pods()
     def parts(job: dict, summary) -> tuple[list[dict], list[dict]]:
         data = index.job_data((summary.namespace, summary.kind.slug, summary.name))
         if data is None:

@@ -2,7 +2,8 @@
 
 With the dashboard's service-account credentials `Watching` keeps one `ResilientWatch`
 (odh/training/cluster/watch.py) per training job kind the cluster serves (MPIJob,
-PyTorchJob, TFJob, TrainJob), one of pods labelled `training.kubeflow.org/job-name`, one of
+PyTorchJob, TFJob, TrainJob), one of pods per label naming their job (`training.kubeflow.org/
+job-name`, a JobSet's `jobset.sigs.k8s.io/jobset-name`), one of
 events (only those that may concern a training job are kept) and one of resource quotas,
 all feeding a `JobIndex` (odh/training/status/jobindex.py). Each change tells the hub which
 jobs it may touch (`changed`, the hub's coalescing: hub.py), a change of a job object as one
@@ -24,10 +25,10 @@ import logging
 from collections.abc import Callable
 
 from odh.training.capacity.allocation import held_part
-from odh.training.cluster.client import JOB_NAME_LABEL, ClusterClient
+from odh.training.cluster.client import ClusterClient, other_pods_selector
 from odh.training.cluster.compact import compact
 from odh.training.cluster.watch import ResilientWatch, WatchedResource
-from odh.training.kinds import JobKind
+from odh.training.kinds import JobKind, pod_job_labels
 from odh.training.status.jobindex import JobIndex, may_concern_training_job
 from training.live.hub.background import Background
 from training.live.hub.evidence import EvidenceKeeper
@@ -37,11 +38,16 @@ log = logging.getLogger("training.live.hub")
 
 WATCH_TIMEOUT_SECONDS = 290  # the server ends each watch after ~5 min; it is opened again
 
-PODS = WatchedResource("pods", label_selector=JOB_NAME_LABEL)
+# the pods of training jobs: one watch per label the kinds' pods name their job by ("pods":
+# the Training and MPI Operators', "pods-jobset.sigs.k8s.io": a JobSet's)
+POD_WATCHES = tuple(
+    WatchedResource("pods", label_selector=label,
+                    title="pods" if i == 0 else f"pods-{label.split('/')[0]}")
+    for i, label in enumerate(pod_job_labels()))
 EVENTS = WatchedResource("events")
 QUOTAS = WatchedResource("resourcequotas")
 # the pods of no training job: only their requests are kept, added up for the overview
-OTHER_PODS = WatchedResource("pods", label_selector=f"!{JOB_NAME_LABEL}")
+OTHER_PODS = WatchedResource("pods", label_selector=other_pods_selector())
 # Kueue's Workloads, where the cluster serves Kueue: any change tells the queue pages
 WORKLOADS = WatchedResource("workloads", "kueue.x-k8s.io", "v1beta1")
 
@@ -144,8 +150,8 @@ class Watching(Background):
         job_compact = functools.partial(compact, keep_managed_fields=True)
         watches = [(job_resource(k), self._job_handler(k), None, job_compact)
                    for k in self.kinds]
-        watches += [(PODS, self._pod_handler, None, compact),
-                    (EVENTS, self._handler("events"), may_concern_training_job, compact),
+        watches += [(pods, self._pod_handler, None, compact) for pods in POD_WATCHES]
+        watches += [(EVENTS, self._handler("events"), may_concern_training_job, compact),
                     (QUOTAS, self._handler("quotas"), None, compact)]
         for resource, handler, keep, transform in watches:
             w = ResilientWatch(self.client_factory(), resource, handler, keep=keep,
