@@ -41,6 +41,17 @@ def test_it_tells_which_job_an_event_may_be_about():
     assert not may_concern_training_job(event("1", "Deployment", "web"))
 
 
+def test_a_trainjobs_jobset_its_jobs_and_their_pods_are_about_it():
+    assert candidate_job_name(event("1", "TrainJob", "llama-ft")) == "llama-ft"
+    assert candidate_job_name(event("1", "JobSet", "llama-ft")) == "llama-ft"
+    assert candidate_job_name(event("1", "Job", "llama-ft-node-0")) == "llama-ft"
+    assert candidate_job_name(event("1", "Job", "llama-ft-dataset-initializer-0")) == "llama-ft"
+    assert candidate_job_name(event("1", "Pod", "llama-ft-node-0-3-x7k2p")) == "llama-ft"
+    assert candidate_job_name(event("1", "Pod", "pi-launcher-0-0-abcde")) == "pi"
+    # a Job of nobody's: neither a launcher nor a replicated job's name
+    assert candidate_job_name(event("1", "Job", "nightly-backup")) is None
+
+
 def test_pods_and_events_touch_every_job_of_that_name():
     index = JobIndex()
     assert index.apply("jobs", "ADDED", job("bert", "j1")) == {(NS, "mpijob", "bert")}

@@ -10,6 +10,7 @@ replica specs keyed by role, pods labelled with their replica type and index.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +177,17 @@ class JobKind:
     def running_without_condition(self, job: dict) -> bool:
         """Whether the job runs though no condition says so yet."""
         return False
+
+    def event_job_name(self, involved_kind: str, name: str) -> str | None:
+        """The name of the job of this kind an event about this object may concern: the job
+        itself, or one of its pods by the name its operator gives them (a pod already deleted
+        is known by its name only). None: not one of this kind's."""
+        if involved_kind == self.kind:
+            return name
+        if involved_kind == "Pod":
+            match = re.fullmatch(self.pod_name_regex("(?P<job>.+?)"), name)
+            return match.group("job") if match else None
+        return None
 
     def pod_name_regex(self, escaped_name: str) -> str:
         """A regular expression (RE2, matched whole) for the names of the pods of the job

@@ -14,7 +14,6 @@ Thread-safe: watches call `apply()` from their own threads.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -28,12 +27,6 @@ from odh.training.kinds import KINDS, JobKind, kind_for_object, pod_job_name
 Obj = dict[str, Any]
 JobKey = tuple[str, str, str]  # (namespace, kind slug, name)
 
-JOB_KIND_NAMES = frozenset(k.kind for k in KINDS.values())
-# Pods the operators create: <job>-worker-3, <job>-launcher-x7k2p (MPIJob v2), <job>-master-0
-_POD_NAME = re.compile(
-    r"(?P<job>.+?)-(?:launcher-[a-z0-9]{5}|(?:launcher|worker|master|chief|ps|evaluator)-\d+)")
-# Batch Jobs a training job owns: the MPIJob's launcher Job
-_BATCH_JOB_NAME = re.compile(r"(?P<job>.+)-launcher")
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
@@ -44,21 +37,13 @@ def _meta(obj: Obj) -> Obj:
 
 def candidate_job_name(event: Obj) -> str | None:
     """The name of the training job an event may be about, from what it involves alone:
-    the job itself, one of its pods (by the names operators give them) or its launcher
-    batch Job. None when it cannot be about a training job."""
+    the job itself, one of its pods or an object its operator makes for it, as each kind
+    names them (`JobKind.event_job_name`). None when it cannot be about a training job."""
     about = involved(event)
-    kind, name = about.get("kind"), str(about.get("name") or "")
+    kind, name = str(about.get("kind") or ""), str(about.get("name") or "")
     if not name:
         return None
-    if kind in JOB_KIND_NAMES:
-        return name
-    if kind == "Pod":
-        match = _POD_NAME.fullmatch(name)
-        return match.group("job") if match else None
-    if kind == "Job":
-        match = _BATCH_JOB_NAME.fullmatch(name)
-        return match.group("job") if match else None
-    return None
+    return next((job for k in KINDS.values() if (job := k.event_job_name(kind, name))), None)
 
 
 def may_concern_training_job(event: Obj) -> bool:

@@ -6,7 +6,6 @@ one pod list for all jobs) and hands plain data to `status.summarize`.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,13 +141,6 @@ class JobDetail:
     summary: JobSummary
 
 
-def _pod_name_pattern(kind: JobKind, name: str) -> re.Pattern[str]:
-    """Names the operators give a job's pods: `<job>-worker-3`, `<job>-launcher-x7k2p`."""
-    roles = "|".join(re.escape(r.lower()) for r in kind.roles if r != "Launcher") or "worker"
-    launcher = rf"|{re.escape(name)}-launcher-[a-z0-9]{{5}}" if "Launcher" in kind.roles else ""
-    return re.compile(rf"{re.escape(name)}-(?:{roles})-\d+{launcher}")
-
-
 def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
                now: datetime | None = None,
                known_events: Callable[[], list[Obj] | None] | None = None,
@@ -180,17 +172,20 @@ def job_events(kind: JobKind, job: Obj, pods: list[Obj], events: list[Obj]) -> l
     name = str((job.get("metadata") or {}).get("name", ""))
     uids = {(job.get("metadata") or {}).get("uid", "")}
     uids.update((p.get("metadata") or {}).get("uid", "") for p in pods)
-    # the launcher Job (MPIJob) and its events belong to the job too
-    owned = {(e.get("involvedObject") or {}).get("uid") for e in events
-             if (e.get("involvedObject") or {}).get("kind") == "Job"
-             and (e.get("involvedObject") or {}).get("name") == f"{name}-launcher"}
-    uids.update(u for u in owned if u)
     uids.discard("")
-    # pods the operator already removed (cleanPodPolicy) still explain what happened
-    gone_pods = _pod_name_pattern(kind, name)
-    chosen = [e for e in events if (e.get("involvedObject") or {}).get("uid") in uids
-              or ((e.get("involvedObject") or {}).get("kind") == "Pod"
-                  and gone_pods.fullmatch(str((e.get("involvedObject") or {}).get("name"))))]
+
+    def concerns(event: Obj) -> bool:
+        about = event.get("involvedObject") or {}
+        if about.get("uid") in uids:
+            return True
+        # what its operator made for it (an MPIJob's launcher Job, a TrainJob's JobSet and
+        # its Jobs) and the pods it already removed (cleanPodPolicy, a Job's backoff limit)
+        # still explain what happened; an earlier job of its name is not this one
+        about_kind = str(about.get("kind") or "")
+        return about_kind != kind.kind and \
+            kind.event_job_name(about_kind, str(about.get("name") or "")) == name
+
+    chosen = [e for e in events if concerns(e)]
     # newest first, by the time each event last happened (not as strings: the API mixes
     # second and microsecond precision)
     never = datetime.min.replace(tzinfo=UTC)

@@ -27,6 +27,12 @@ class MPIJobKind(JobKind):
         # the MPI Operator applies Worker replicas 0 in memory
         return 1 if role == "Launcher" else 0
 
+    def event_job_name(self, involved_kind: str, name: str) -> str | None:
+        if involved_kind == "Job":  # the Launcher's batch Job, <job>-launcher
+            job = name.removesuffix("-launcher")
+            return job if job and job != name else None
+        return super().event_job_name(involved_kind, name)
+
     def pod_name_regex(self, escaped_name: str) -> str:
         # the launcher is a batch Job's pod (<job>-launcher-<5 chars>; older operators named
         # the pod <job>-launcher itself)

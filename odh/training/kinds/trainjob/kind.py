@@ -5,6 +5,7 @@ package's __init__ makes the kind of them all (`TRAINJOB`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from odh.training.i18n import LazyText
@@ -18,6 +19,11 @@ from odh.training.quantity import GPU_RESOURCE, container_requests
 
 GROUP, VERSION, KIND = "trainer.kubeflow.org", "v1alpha1", "TrainJob"
 API_VERSION = f"{GROUP}/{VERSION}"
+
+# the replicated jobs of the upstream runtimes (manifests/base/runtimes)
+_REPLICATED_JOBS = "launcher|node|dataset-initializer|model-initializer|initializer"
+_JOB_NAME = re.compile(rf"(?P<job>.+?)-(?:{_REPLICATED_JOBS})-\d+")
+_POD_NAME = re.compile(rf"(?P<job>.+?)-(?:{_REPLICATED_JOBS})-\d+-\d+-[a-z0-9]{{5}}")
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,16 @@ class TrainJobKind(JobKind):
         # the JobSet's Jobs run before the Trainer says anything
         return any(isinstance(j, dict) and (j.get("active") or 0) > 0
                    for j in as_list(get_path(job, ["status", "jobsStatus"])))
+
+    def event_job_name(self, involved_kind: str, name: str) -> str | None:
+        # the JobSet has the TrainJob's name; its Jobs are <job>-<replicated job>-<index>
+        # and their pods <job>-<replicated job>-<index>-<pod index>-<suffix>, the replicated
+        # jobs being those the upstream runtimes name (a job name may hold hyphens too)
+        if involved_kind in (self.kind, "JobSet"):
+            return name
+        pattern = {"Job": _JOB_NAME, "Pod": _POD_NAME}.get(involved_kind)
+        match = pattern.fullmatch(name) if pattern is not None else None
+        return match.group("job") if match else None
 
     def pod_name_regex(self, escaped_name: str) -> str:
         # JobSet pods: <job>-<replicated job>-<job index>-<pod index>-<suffix>
