@@ -5,22 +5,27 @@ from __future__ import annotations
 
 
 class ClusterJobs:
-    """MPIJobs as the cluster admin sees them; jobs `track`ed are deleted after the test."""
+    """MPIJobs (or the jobs of another API: `group`, `version`, `plural`) as the cluster
+    admin sees them; jobs `track`ed are deleted after the test."""
 
-    def __init__(self, api) -> None:
+    def __init__(self, api, group: str = "kubeflow.org", version: str = "v2beta1",
+                 plural: str = "mpijobs") -> None:
         from kubernetes import client as k8s
 
+        self.api = (group, version, plural)
         self.custom = k8s.CustomObjectsApi(api)
         self.core = k8s.CoreV1Api(api)
         self.made: list[tuple[str, str]] = []
 
     def get(self, namespace: str, name: str) -> dict:
-        return self.custom.get_namespaced_custom_object("kubeflow.org", "v2beta1", namespace,
-                                                        "mpijobs", name)
+        group, version, plural = self.api
+        return self.custom.get_namespaced_custom_object(group, version, namespace, plural,
+                                                        name)
 
     def names(self, namespace: str) -> set[str]:
-        items = self.custom.list_namespaced_custom_object("kubeflow.org", "v2beta1", namespace,
-                                                          "mpijobs")["items"]
+        group, version, plural = self.api
+        items = self.custom.list_namespaced_custom_object(group, version, namespace,
+                                                          plural)["items"]
         return {i["metadata"]["name"] for i in items}
 
     def track(self, namespace: str, name: str) -> None:
@@ -31,8 +36,9 @@ class ClusterJobs:
 
         for namespace, name in self.made:
             try:
+                group, version, plural = self.api
                 self.custom.delete_namespaced_custom_object(
-                    "kubeflow.org", "v2beta1", namespace, "mpijobs", name,
+                    group, version, namespace, plural, name,
                     body={"propagationPolicy": "Background"})
             except ApiException as e:
                 if e.status != 404:

@@ -145,14 +145,15 @@ def test_another_training_job_kind():
     text = MINIMAL.replace("kubeflow.org/v2beta1", "kubeflow.org/v1").replace(
         "kind: MPIJob", "kind: PyTorchJob")
     assert refused(text) == (
-        "This is a PyTorchJob; the wizard creates MPIJobs: paste an MPIJob manifest (apiVersion: "
-        "kubeflow.org/v2beta1, kind: MPIJob), or create the PyTorchJob with kubectl.")
+        "This is a PyTorchJob, which the wizard does not create: paste the manifest of one of "
+        "MPIJob (kubeflow.org/v2beta1), TrainJob (trainer.kubeflow.org/v1alpha1), or create "
+        "the PyTorchJob with kubectl.")
 
 
 def test_something_else_entirely():
     assert refused("apiVersion: v1\nkind: ConfigMap\ndata: {}\n") == (
-        "This is a ConfigMap, not an MPIJob: the wizard creates MPIJobs (apiVersion: "
-        "kubeflow.org/v2beta1, kind: MPIJob).")
+        "This is a ConfigMap, not a training job the wizard creates: paste the manifest of "
+        "one of MPIJob (kubeflow.org/v2beta1), TrainJob (trainer.kubeflow.org/v1alpha1).")
 
 
 def test_an_older_mpijob_version():
@@ -162,8 +163,8 @@ def test_an_older_mpijob_version():
 
 def test_no_kind():
     assert refused("metadata: {name: x}\n") == (
-        "The manifest has no kind: an MPIJob starts with apiVersion: kubeflow.org/v2beta1 and "
-        "kind: MPIJob.")
+        "The manifest has no kind: paste the manifest of one of MPIJob (kubeflow.org/v2beta1), "
+        "TrainJob (trainer.kubeflow.org/v1alpha1), with its apiVersion and kind.")
 
 
 def test_billion_laughs_fails_fast_with_a_clear_error():

@@ -198,9 +198,9 @@ def _spec_answers(kind, job):
         assert list(rule(spec, ValidationContext())) == []
 
 
-def test_the_mpijob_and_the_trainjob_are_created_here_the_wizard_shows_the_mpijob():
+def test_the_mpijob_and_the_trainjob_are_created_here_and_in_the_wizard():
     assert creatable_kinds() == [MPIJOB, TRAINJOB]
-    assert wizard_kinds() == [MPIJOB] and default_kind() is MPIJOB
+    assert wizard_kinds() == [MPIJOB, TRAINJOB] and default_kind() is MPIJOB
     assert [k for k in KINDS.values() if k.runs_mpirun] == [MPIJOB]
     assert str(MPIJOB.waiting_for_controller) == "Waiting for the MPI Operator"
     assert str(PYTORCHJOB.waiting_for_controller) == "Waiting for the Training Operator"

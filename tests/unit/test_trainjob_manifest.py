@@ -138,9 +138,9 @@ def test_a_manifest_of_another_kind_is_refused_in_words():
         TRAINJOB.read_manifest({**BASE, "apiVersion": "trainer.kubeflow.org/v2"})
 
 
-def test_the_trainjob_is_created_but_the_wizard_keeps_the_mpijob():
-    assert TRAINJOB.creatable and not TRAINJOB.wizard_ready
-    assert wizard_kinds() == [default_kind()] and default_kind().slug == "mpijob"
+def test_the_trainjob_is_created_and_the_wizard_shows_it_beside_the_mpijob():
+    assert TRAINJOB.creatable and TRAINJOB.wizard_ready and TRAINJOB.counts_nodes
+    assert wizard_kinds() == [default_kind(), TRAINJOB] and default_kind().slug == "mpijob"
     assert kind_for_manifest(BASE) is TRAINJOB
 
 

@@ -150,7 +150,31 @@ def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
     facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects,
                                        name=str(data.get("name", "")).strip(), kind=kind)
     spec, found = check_draft(data, base, facts, projects, kind)
+    if facts.visible and spec.namespace:
+        _check_against_cluster(client, spec, found)
     return facts, spec, found
+
+
+def _check_against_cluster(client: ClusterClient, spec: JobSpec, found: dict) -> None:
+    """The kind's checks against what the cluster holds (a TrainJob's runtime: there, and
+    running MPI when an MPI implementation is asked for; the Trainer served at all), as
+    the create path makes them, said at the field."""
+    model = spec.kind.spec_model
+    for rule in model.cluster_rules if model else ():
+        try:
+            findings = list(rule(client, spec))
+        except errors.NotServed as e:
+            field = "runtime" if "runtime" in drafts.kind_fields(spec.kind) else "namespace"
+            _add(found, field, "error", e.message)
+            continue
+        except errors.Unauthorized:
+            raise
+        except errors.ClusterError as e:  # the create path asks again
+            log.info("cannot check %s against the cluster: %s", spec.name, e.message)
+            continue
+        for finding in findings:
+            _add(found, drafts.form_field_for(finding.field), finding.severity,
+                 finding.message)
 
 
 def errors_in(found: dict, step: str) -> dict:
@@ -227,6 +251,7 @@ def resources_text(cpu: str, memory: str, gpus: int) -> str:
 
 def summary(spec: JobSpec) -> dict:
     return {
+        "runtime": getattr(spec, "runtime", ""),
         "launcher": resources_text(spec.launcher_cpu, spec.launcher_memory, 0),
         "worker": resources_text(spec.cpu_per_worker, spec.memory_per_worker,
                              spec.gpus_per_worker),

@@ -35,7 +35,7 @@ MAX_ROWS = 100  # environment variables / volumes read from one form
 MAX_TEXT = 64 * 1024
 
 # Which wizard step shows which field (names = spec attributes, plus gpu_product).
-CONFIGURATION_FIELDS = ("namespace", "name", "image", "image_pull_secret", "command")
+CONFIGURATION_FIELDS = ("namespace", "runtime", "name", "image", "image_pull_secret", "command")
 ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
 ADVANCED_FIELDS = (
@@ -70,6 +70,49 @@ def _optional(value: int | None) -> str:
     return "" if value is None else str(value)
 
 
+def runtime_value(kind: str, name: str) -> str:
+    """A runtime as the wizard's select names it: "ClusterTrainingRuntime/mpi-distributed"
+    (a cluster's and a project's runtime may share a name)."""
+    return f"{kind}/{name}" if name else ""
+
+
+def read_runtime(value: str) -> tuple[str, str]:
+    """(runtime kind, name) of a select's value; a bare name keeps the kind "" (the
+    spec's default)."""
+    kind, _slash, name = value.strip().rpartition("/")
+    return kind, name
+
+
+def kind_fields(kind: JobKind) -> frozenset[str]:
+    """The wizard's fields (names of the forms' fields) that a spec of `kind` has and a
+    person sets: its spec's attributes, the GPU type (a node selector entry), less those
+    the kind leaves to others (`SpecModel.unset_fields`)."""
+    model = kind.spec_model
+    if model is None:
+        return frozenset()
+    names = {f.name for f in dataclasses.fields(model.spec_class)} - model.unset_fields
+    if "node_selector" in names:
+        names.add("gpu_product")
+    return frozenset(names)
+
+
+def switch_kind(data: dict, old: JobKind, new: JobKind) -> dict:
+    """A draft's text for another kind: what both kinds ask keeps what was typed, except
+    where it is still the old kind's default (which becomes the new kind's); what only
+    the old kind asks is left empty."""
+    if old == new:
+        return copy.deepcopy(data)
+    before, after = data_from_spec(old.new_spec()), data_from_spec(new.new_spec())
+    fields = kind_fields(new)
+    merged = copy.deepcopy(data)
+    for name in (*CONFIGURATION_FIELDS, *RESOURCE_FIELDS):
+        if name not in fields:
+            merged[name] = after.get(name, "")
+        elif name not in merged or merged.get(name) == before.get(name):
+            merged[name] = after.get(name, "")
+    return merged
+
+
 def data_from_spec(spec: JobSpec) -> dict:
     """The wizard's fields for a spec, as text the forms show (a setting the spec's kind
     does not have shows empty)."""
@@ -77,6 +120,7 @@ def data_from_spec(spec: JobSpec) -> dict:
     gpu_product = selector.pop(GPU_PRODUCT_LABEL, "")
     return {
         "namespace": spec.namespace,
+        "runtime": runtime_value(getattr(spec, "runtime_kind", ""), getattr(spec, "runtime", "")),
         "name": spec.name,
         "image": spec.image,
         "command": command_text(spec.command),
@@ -277,9 +321,13 @@ def spec_from_data(data: dict, base: dict | None = None,
             return value[:MAX_TEXT]
         return value
 
-    ints = {}
+    ints: dict[str, int | None] = {}
+    known = {f.name for f in dataclasses.fields(defaults)}
     for name in INT_FIELDS:
         raw = data.get(name)
+        if name not in known:  # another kind's setting (the MPIJob's run policy)
+            ints[name] = None
+            continue
         if raw is None and name not in OPTIONAL_INT_FIELDS:
             ints[name] = getattr(defaults, name)
             continue
@@ -303,7 +351,11 @@ def spec_from_data(data: dict, base: dict | None = None,
                                      read_only=bool(row.get("read_only")),
                                      name=_text(row.get("name")),
                                      sub_path=_text(row.get("sub_path"))))
+    runtime_kind, runtime = read_runtime(text("runtime")) if "runtime" in data \
+        else ("", str(_default("runtime")))
     settings = dict(
+        runtime=runtime,
+        runtime_kind=runtime_kind or _default("runtime_kind"),
         name=text("name").strip(),
         namespace=text("namespace").strip(),
         image=text("image").strip(),
@@ -338,7 +390,6 @@ def spec_from_data(data: dict, base: dict | None = None,
     )
     # the fields of the wizard's steps the kind's spec has (the MPIJob's own settings are
     # fields of its spec alone)
-    known = {f.name for f in dataclasses.fields(defaults)}
     result.spec = kind.new_spec(**{k: v for k, v in settings.items() if k in known})
     return result
 
@@ -364,6 +415,8 @@ def form_field_for(spec_field: str) -> str:
         return f"{ROW_PREFIX[rows]}-{match.group('index')}-{attr}"
     if spec_field.startswith("node_selector") and GPU_PRODUCT_LABEL in spec_field:
         return "gpu_product"
+    if spec_field == "runtime_kind":  # one select names the runtime and its kind
+        return "runtime"
     return spec_field.split("[", 1)[0].split(".", 1)[0]
 
 

@@ -14,8 +14,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from odh.training.checks.names import max_job_name_length
+from odh.training.kinds import JobKind, default_kind
 from odh.training.spec import MPI_IMPLEMENTATIONS
-from training.wizard.drafts import MAX_TEXT
+from training.wizard.drafts import MAX_TEXT, kind_fields
 
 TEXT_ATTRS = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "none"}
 
@@ -47,8 +48,22 @@ class WizardStepForm(forms.Form):
 
     step = ""
 
-    def __init__(self, *args, validate_url: str = "", messages: dict | None = None, **kwargs):
+    # labels and help of a kind whose pods are nodes (JobKind.counts_nodes)
+    NODE_WORDS: dict = {}
+
+    def __init__(self, *args, validate_url: str = "", messages: dict | None = None,
+                 kind: JobKind | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.kind = kind or default_kind()
+        # only what the kind's spec has (a TrainJob has no Launcher of its own to size)
+        known = kind_fields(self.kind) | {"namespace"}
+        for name in [n for n in self.fields if n not in known]:
+            del self.fields[name]
+        if self.kind.counts_nodes:
+            for name, (label, help_text) in self.NODE_WORDS.items():
+                if name in self.fields:
+                    self.fields[name].label = label
+                    self.fields[name].help_text = help_text
         # field name -> {"errors": [...], "warnings": [...]}
         self.field_messages: dict[str, dict[str, list[str]]] = messages or {}
         for name, bound in self.fields.items():
@@ -76,6 +91,14 @@ class WizardStepForm(forms.Form):
 
 class ConfigurationForm(WizardStepForm):
     step = "configuration"
+    NODE_WORDS = {
+        "image": (_("Training image"), _("The container image every node runs, with your "
+                                         "code, e.g. quay.io/opendatahub/pytorch:2.7.1-cuda12.8."
+                                         " Empty: the runtime's image.")),
+        "command": (_("Command"), _("What each node runs (on an MPI runtime: the launcher), "
+                                    "as you would type it in a shell, e.g. torchrun "
+                                    "/workspace/train.py. Empty: the runtime's command.")),
+    }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -86,6 +109,10 @@ class ConfigurationForm(WizardStepForm):
 
     namespace = _choice(_("Project"), [], _("The OpenShift project the job runs in; its quota "
                                            "and storage apply."))
+    runtime = _choice(_("Runtime"), [], _("The training runtime the TrainJob runs on: the "
+                                          "cluster's ClusterTrainingRuntimes and this "
+                                          "project's TrainingRuntimes. Its framework decides "
+                                          "how the nodes meet (torchrun, MPI)."))
     name = _text(_("Job name"), "", maxlength=MAX_TEXT, placeholder="bert-finetune")
     image = _text(_("Training image"), _("The container image with your code and MPI, e.g. "
                                          "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"),
@@ -101,6 +128,23 @@ class ConfigurationForm(WizardStepForm):
 
 class ResourcesForm(WizardStepForm):
     step = "resources"
+    NODE_WORDS = {
+        "workers": (_("Nodes"), _("Pods that run the training (numNodes), 1 or more.")),
+        "cpu_per_worker": (_("CPUs per node"), _("Whole CPUs (4) or millicores (500m).")),
+        "memory_per_worker": (_("Memory per node"), _("With a unit: 16Gi, 512Mi.")),
+        "gpus_per_worker": (_("GPUs per node"), _("NVIDIA GPUs each node gets; 0 for "
+                                                  "CPU-only training.")),
+        "slots_per_worker": (_("Processes per node"), _("Training processes each node runs "
+                                                        "(numProcPerNode); usually one per "
+                                                        "GPU. Empty: the runtime's default.")),
+        "mpi_implementation": (_("MPI implementation"), _("Only for an MPI runtime: must be "
+                                                          "the one the runtime runs. Empty: "
+                                                          "the runtime's.")),
+        "gpu_product": (_("GPU type"), _("Run the nodes on cluster nodes with this GPU "
+                                         "model.")),
+        "node_selector": (_("Node selector"), _("Other labels of the cluster nodes the nodes "
+                                                "need, one key=value per line.")),
+    }
 
     workers = _number(_("Number of workers"), _("Pods that run the training, 1 to 100."),
                       minimum=1)

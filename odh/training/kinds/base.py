@@ -93,11 +93,16 @@ class JobKind:
     pod_job_label: str = JOB_NAME_LABEL
     # its spec class and manifest: a kind that has one is created here (None: shown only)
     spec_model: SpecModel | None = None
-    # the wizard's steps ask this kind's questions (today the MPIJob's: its Launcher, MPI
-    # implementation, run policy), so the wizard opens its new jobs, clones, retries and
-    # fixes; a creatable kind without them is created by the SDK, the CLI and an import,
-    # and its pages offer no wizard copy (the wizard would show another kind's fields)
+    # the wizard's steps ask this kind's questions (the fields of its spec), so the wizard
+    # opens its new jobs, clones, retries and fixes; a creatable kind without them is
+    # created by the SDK, the CLI and an import, and its pages offer no wizard copy
     wizard_ready: bool = False
+    # its pods are counted as nodes, upstream's word (a TrainJob's numNodes,
+    # numProcPerNode, resourcesPerNode): the wizard says "Nodes", "Processes per node"
+    counts_nodes: bool = False
+    # the SDK's class whose constructor the wizard's "SDK code" writes for this kind's jobs
+    # (odh.training.manifests.trainjobcode); "": TrainingClient().create_<slug>(spec)
+    sdk_class: str = ""
     # where in the job's spec it is suspended (`runPolicy.suspend` on the Kubeflow kinds)
     suspend_path: tuple[str, ...] = ("runPolicy", "suspend")
 

@@ -157,3 +157,6 @@ class SpecModel:
     # preflight before anything else: rule(ClusterClient, spec) -> FieldErrors (a rule may
     # raise errors.NotServed: the cluster lacks the kind's API)
     cluster_rules: tuple[Callable[[Any, Any], Iterable[Any]], ...] = ()
+    # shared fields the spec carries for the shared readers but a person does not set for
+    # this kind (its runtime does): the wizard does not ask for them
+    unset_fields: frozenset[str] = frozenset()

@@ -135,17 +135,19 @@ def _single_object(documents: list[object]) -> dict:
 
 def _check_kind(manifest: dict, accepted: list[JobKind]) -> None:
     kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
-    # the wizard reads the kinds it shows (the MPIJob; the words say so); the SDK and the
-    # CLI read every kind they create
-    wizard_reads = accepted
-    # the words name the wizard's kind (the MPIJob), whatever else is read
+    # the words name the kinds the wizard shows among those read (the SDK and the CLI
+    # read every kind they create)
+    named = [k for k in accepted if k.wizard_ready] or accepted
     values = {"kind": str(kind)[:60], "api_version": str(api_version)[:60],
-              "expected": ", ".join(k.api_version for k in wizard_reads if k.wizard_ready)
-              or ", ".join(k.api_version for k in wizard_reads)}
+              "expected": ", ".join(k.api_version for k in named),
+              "kinds": ", ".join(f"{k.kind} ({k.api_version})" for k in named)}
+    if len(named) > 1:
+        _check_one_of(manifest, accepted, values)
+        return
     if not kind or not isinstance(kind, str):
         raise ManifestImportError(_("The manifest has no kind: an MPIJob starts with "
                                     "apiVersion: %(expected)s and kind: MPIJob.") % values)
-    if not any(k.kind == kind for k in wizard_reads):
+    if not any(k.kind == kind for k in accepted):
         if any(k.kind == kind for k in KINDS.values()):
             raise ManifestImportError(_(
                 "This is a %(kind)s; the wizard creates MPIJobs: paste an MPIJob manifest "
@@ -160,6 +162,35 @@ def _check_kind(manifest: dict, accepted: list[JobKind]) -> None:
             "This MPIJob is %(api_version)s; the wizard reads %(expected)s: change apiVersion "
             "to %(expected)s (moving any fields that changed between versions, such as "
             "cleanPodPolicy into runPolicy) and try again.") % values)
+
+
+def _check_one_of(manifest: dict, accepted: list[JobKind], values: dict) -> None:
+    """`_check_kind` where several kinds are read (the MPIJob and the TrainJob)."""
+    kind = manifest.get("kind")
+    if not kind or not isinstance(kind, str):
+        raise ManifestImportError(_("The manifest has no kind: paste the manifest of one "
+                                    "of %(kinds)s, with its apiVersion and kind.") % values)
+    same = [k for k in accepted if k.kind == kind]
+    if not same:
+        if any(k.kind == kind for k in KINDS.values()):
+            raise ManifestImportError(_(
+                "This is a %(kind)s, which the wizard does not create: paste the manifest of "
+                "one of %(kinds)s, or create the %(kind)s with kubectl.") % values)
+        raise ManifestImportError(_(
+            "This is a %(kind)s, not a training job the wizard creates: paste the manifest "
+            "of one of %(kinds)s.") % values)
+    found = kind_for_object(manifest)
+    if found is None or found not in accepted:
+        values["wanted"] = same[0].api_version
+        if same[0].replica_specs_field:  # the MPIJob: what moved between its versions
+            values["expected"] = values["wanted"]
+            raise ManifestImportError(_(
+                "This MPIJob is %(api_version)s; the wizard reads %(expected)s: change "
+                "apiVersion to %(expected)s (moving any fields that changed between versions, "
+                "such as cleanPodPolicy into runPolicy) and try again.") % values)
+        raise ManifestImportError(_(
+            "This %(kind)s is %(api_version)s; the wizard reads %(wanted)s: change apiVersion "
+            "to %(wanted)s and try again.") % values)
 
 
 def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES,

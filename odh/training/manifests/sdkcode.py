@@ -1,4 +1,4 @@
-"""The Python program that creates the same MPIJob through the SDK (the wizard's "SDK code").
+"""The Python program that creates the same job through the SDK (the wizard's "SDK code").
 
 Only settings that differ from the spec class's defaults are written. A spec that carries a
 manifest with fields the model does not name (a clone, an import, some templates) also
@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from odh.training.manifests.export import exportable
+from odh.training.manifests.trainjobcode import CONSTRUCTORS, class_code
 from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration, build_manifest
 from odh.training.spec import volume_name_for as _volume_name_for
 
@@ -104,13 +105,26 @@ def _base_needed(spec: JobSpec) -> dict | None:
 
 
 def sdk_code(spec: JobSpec) -> str:
-    """A runnable program that creates this job with TrainingClient."""
-    spec_class, kind = type(spec).__name__, spec.kind.label
+    """A runnable program that creates this job: with the SDK's class of its kind where
+    it has one (`JobKind.sdk_class`: the TrainJob, trainjobcode.py), else with
+    TrainingClient."""
     settings = _changed(spec)
     base = _base_needed(spec)
+    if spec.kind.sdk_class in CONSTRUCTORS:
+        return class_code(spec, settings, base is not None, literal,
+                          lambda: _spec_code(spec, settings, base, made_by_class=True))
+    return _spec_code(spec, settings, base)
+
+
+def _spec_code(spec: JobSpec, settings: dict[str, Any], base: dict | None,
+               made_by_class: bool = False) -> str:
+    """The program that writes the spec itself and creates it (with the SDK's class of the
+    kind, `made_by_class`, else with TrainingClient)."""
+    spec_class, kind = type(spec).__name__, spec.kind.label
     nested = sorted({type(item).__name__ for value in settings.values()
                      if isinstance(value, list) for item in value if isinstance(item, _NESTED)})
-    names = ", ".join(sorted(nested + [spec_class, "TrainingClient"]))
+    maker = spec.kind.sdk_class if made_by_class else "TrainingClient"
+    names = ", ".join(sorted(nested + [spec_class, maker]))
     title = f"{spec.namespace}/{spec.name}" if spec.namespace else spec.name
     lines = [f'"""Create the {kind} {_safe_docstring(title)} with the training SDK."""',
              "", f"from odh.training import {names}", ""]
@@ -125,9 +139,13 @@ def sdk_code(spec: JobSpec) -> str:
         lines.append(f"{INDENT}{head}{literal(value, 1, head)},")
     if base is not None:
         lines.append(f"{INDENT}base=BASE,")
-    lines += [")", "", f"job = TrainingClient().create_{spec.kind.slug}(spec)",
-              f'print("Created {kind}", job["metadata"]["namespace"] + "/" + '
-              'job["metadata"]["name"])', ""]
+    if made_by_class:
+        lines += [")", "", f"job = {maker}.from_spec(spec).create()",
+                  f'print("Created {kind}", job.namespace + "/" + job.name)', ""]
+    else:
+        lines += [")", "", f"job = TrainingClient().create_{spec.kind.slug}(spec)",
+                  f'print("Created {kind}", job["metadata"]["namespace"] + "/" + '
+                  'job["metadata"]["name"])', ""]
     return "\n".join(lines)
 
 

@@ -95,11 +95,13 @@ def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
 
 
 def new_draft(request: HttpRequest, data: dict, source: str = "",
-              base: dict | None = None) -> WizardDraft:
+              base: dict | None = None, kind: JobKind | None = None) -> WizardDraft:
+    """A draft of `kind` (the default kind if None) for the signed-in person."""
     WizardDraft.objects.filter(user=request.user,
                                updated__lt=timezone.now() - DRAFT_MAX_AGE).delete()
     return WizardDraft.objects.create(user=request.user, data=data, source=source, base=base,
-                                      step="configuration")
+                                      step="configuration",
+                                      kind=(kind or default_kind()).slug)
 
 
 def _default_namespace(request: HttpRequest, projects: list[Project],
@@ -118,7 +120,8 @@ def _default_namespace(request: HttpRequest, projects: list[Project],
 def fresh_data(request: HttpRequest, projects: list[Project],
                spec: JobSpec | None = None, keep: dict | None = None,
                creatable: list[str] | None = None) -> dict:
-    """Draft data for a spec (or the defaults), in the person's project unless given one."""
+    """Draft data for a spec (or the default kind's defaults), in the person's project
+    unless given one."""
     data = drafts.data_from_spec(spec or new_spec())
     keep = keep or {}
     for name in ("namespace", "name"):

@@ -92,14 +92,17 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
             return render_step(request, draft, "review", client=client, projects=projects,
                                 extra={"create_problem": create_problem(e, spec)})
     draft.delete()
-    values = {"name": spec.name, "project": spec.namespace}
+    values = {"name": spec.name, "project": spec.namespace, "kind": spec.kind.label}
     if forecast is None:
-        messages.success(request, _("The MPIJob “%(name)s” was created in %(project)s. It "
-                                    "starts as soon as its Launcher and Workers are "
-                                    "scheduled.") % values)
+        messages.success(request, (_("The %(kind)s “%(name)s” was created in %(project)s. "
+                                     "It starts as soon as its nodes are scheduled.")
+                                   if spec.kind.counts_nodes else
+                                   _("The MPIJob “%(name)s” was created in %(project)s. It "
+                                     "starts as soon as its Launcher and Workers are "
+                                     "scheduled.")) % values)
     else:
         messages.success(request, " ".join(part for part in (
-            _("The MPIJob “%(name)s” was created in %(project)s.") % values,
+            _("The %(kind)s “%(name)s” was created in %(project)s.") % values,
             forecast.sentence() + ".", forecast.expected_text() and
             forecast.expected_text() + ".") if part))
     return leave(request, reverse("training-job-detail",

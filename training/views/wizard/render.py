@@ -17,18 +17,19 @@ from django_htmx.http import push_url
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient, Project
-from odh.training.kinds import JobKind
+from odh.training.kinds import JobKind, default_kind, wizard_kinds
 from odh.training.manifests import templates as builtin_templates
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message, without_fields
 from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
-from odh.training.spec import JobSpec, build_manifest, manifest_yaml
+from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec, build_manifest, manifest_yaml
 from training import permissions
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
 from training.wizard import checks, drafts
 from training.wizard import queue as wizard_queue
 from training.wizard.forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
+from training.wizard.runtimes import RuntimeChoices, runtime_choices
 
 log = logging.getLogger("training.wizard")
 
@@ -36,11 +37,13 @@ log = logging.getLogger("training.wizard")
 def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                 client: ClusterClient, projects: list[Project], extra: dict | None = None,
                 status: int = 200) -> HttpResponse:
+    kind = draft.job_kind if draft is not None else default_kind()
     context: dict = {"draft": draft, "step": step, "steps": STEPS,
                      "step_index": STEPS.index(step), "projects": projects,
-                     "step_titles": [(s, step_title(s)) for s in STEPS]}
+                     "step_titles": [(s, step_title(s)) for s in STEPS], "kind": kind}
     if step == "type":
         context.update(_type_context(request, projects))
+        context["offered_kinds"] = {k.slug for k in served_kinds(client)}
         # said at once, not at Create: where the person may create MPIJobs
         context["creatable_projects"] = permissions.may_create_in(
             request, client, [p.name for p in projects]) if projects else []
@@ -63,19 +66,26 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
         validate_url = reverse("training-job-new-validate", args=[draft.key])
         context.update({"spec": spec, "facts": facts, "field_messages": shown,
                         "validate_url": validate_url})
+        runtimes = runtime_choices(client, spec.namespace, kind) if step != "review" \
+            else RuntimeChoices()
+        context["runtimes"] = runtimes
         if step == "configuration":
             form = ConfigurationForm(data=_form_data(data, drafts.CONFIGURATION_FIELDS),
-                                     validate_url=validate_url, messages=shown)
+                                     validate_url=validate_url, messages=shown, kind=kind)
+            if "runtime" in form.fields:
+                form.set_choices("runtime", runtimes.choices(),
+                                 _("%(value)s (not found: choose another runtime)")
+                                 if runtimes.cluster_listed else "%(value)s")
             # only the projects where the person may create MPIJobs
             creatable = set(permissions.may_create_in(request, client,
-                                                      [p.name for p in projects]))
+                                                      [p.name for p in projects], kind))
             form.set_choices("namespace", [(p.name, p.label if p.label == p.name
                                             else f"{p.label} ({p.name})") for p in projects
                                            if p.name in creatable],
                              _("%(value)s (not one of your projects)"))
             context["form"] = form
         elif step == "resources":
-            context.update(_resources_context(data, spec, facts, validate_url, shown))
+            context.update(_resources_context(data, spec, facts, validate_url, shown, runtimes))
             context.update(checks.fit_context(spec, facts, found))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
@@ -121,14 +131,16 @@ def _form_data(data: dict, names) -> dict:
 
 
 def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
-                       shown: dict) -> dict:
+                       shown: dict, runtimes: RuntimeChoices) -> dict:
     form = ResourcesForm(data=_form_data(data, drafts.RESOURCE_FIELDS),
-                         validate_url=validate_url, messages=shown)
+                         validate_url=validate_url, messages=shown, kind=spec.kind)
+    if "runtime" in drafts.kind_fields(spec.kind):
+        _runtime_fields(form, data, runtimes)
     form.fields["slots_per_worker"].widget.attrs["placeholder"] = \
         _("default: %(slots)d") % {"slots": spec.default_slots}
     form.set_choices("gpu_product", checks.gpu_product_choices(checks.get_nodes()),
                      _("%(value)s (no node has this GPU now)"))
-    if facts.priority_classes is not None:
+    if facts.priority_classes is not None and "priority_class" in form.fields:
         form.set_choices("priority_class", [("", _("None (the cluster's default)"))]
                          + [(n, n) for n in facts.priority_classes],
                          _("%(value)s (not in this cluster)"))
@@ -182,9 +194,43 @@ def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, va
             "show_queue": show_queue, "open_advanced": open_advanced}
 
 
-def _may_share(request: HttpRequest, client: ClusterClient, namespace: str) -> bool:
+def _runtime_fields(form: ResourcesForm, data: dict, runtimes: RuntimeChoices) -> None:
+    """A runtime's job: the MPI implementation is asked only of an MPI runtime (or when one
+    is set, so that it can be cleared), its empty choice being the runtime's own."""
+    runtime = runtimes.chosen(str(data.get("runtime", "")))
+    if not (runtime is not None and runtime.runs_mpi) and not data.get("mpi_implementation"):
+        del form.fields["mpi_implementation"]
+        return
+    own = _("The runtime's (%(impl)s)") % {"impl": runtime.mpi_implementation} \
+        if runtime is not None and runtime.runs_mpi else _("None (not an MPI runtime)")
+    form.set_choices("mpi_implementation", [("", own)] + [(m, m) for m in MPI_IMPLEMENTATIONS],
+                     "%(value)s")
+
+
+def served_kinds(client: ClusterClient) -> list[JobKind]:
+    """The wizard's kinds the cluster serves an API for (the default kind always: its
+    create says it if not); all of them when the cluster cannot tell now."""
     try:
-        return may_share_in(request, client, namespace)
+        served = client.served_kinds()
+    except errors.Unauthorized:
+        raise
+    except errors.ClusterError as e:
+        log.info("cannot read the cluster's APIs: %s", e.message)
+        return wizard_kinds()
+    return [k for k in wizard_kinds() if k == default_kind() or k in served]
+
+
+def not_served_text(kind: JobKind) -> str:
+    return _("This cluster does not serve the %(kind)s API (%(api)s), so %(kinds)s cannot be "
+             "created here: ask your cluster administrator to install it, or create an "
+             "MPIJob instead.") % {"kind": kind.label, "api": kind.api_version,
+                                   "kinds": kind.plural_label}
+
+
+def _may_share(request: HttpRequest, client: ClusterClient, namespace: str,
+               kind: JobKind) -> bool:
+    try:
+        return may_share_in(request, client, namespace, kind=kind)
     except errors.ClusterError as e:  # cannot tell now: sharing is not offered
         log.info("may %s share in %s? %s", request.user, namespace, e.message)
         return False
@@ -240,7 +286,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
                              "step_title": step_title(step) if step != "review" else "",
                              "url": step_url(draft, step) + f"#id_{name}"
                              if step != "review" else ""})
-    share_in = spec.namespace if _may_share(request, client, spec.namespace) else ""
+    share_in = spec.namespace if _may_share(request, client, spec.namespace, spec.kind) else ""
     context: dict = {"problems": problems, "summary": checks.summary(spec),
                      "template_form": SaveTemplateForm(project=share_in)}
     shown = spec

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from odh.training.cluster.client import ClusterClient, Project
-from odh.training.kinds import wizard_kinds
+from odh.training.kinds import JobKind, default_kind, wizard_kinds
 from odh.training.manifests import templates as builtin_templates
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.spec import ManifestError, read_manifest
@@ -32,7 +32,12 @@ from training.views.wizard.base import (
     submitted_steps,
 )
 from training.views.wizard.copies import clone
-from training.views.wizard.render import render_step, warn_of_unknown_fields
+from training.views.wizard.render import (
+    not_served_text,
+    render_step,
+    served_kinds,
+    warn_of_unknown_fields,
+)
 from training.web import params
 from training.wizard import checks, drafts
 from training.wizard.forms import ImportForm
@@ -80,7 +85,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             return render_step(request, draft, "type", client=client, projects=projects,
                                 extra={"import_form": form, "import_error": str(e)})
         data = fresh_data(request, projects, spec, creatable=creatable)
-        response = _begin(request, draft, data, "import", spec.base)
+        response = _begin(request, draft, data, "import", spec.base, spec.kind)
         warn_of_unknown_fields(request, client, data, spec.base, spec.kind)
         return response
     if post.get("template"):
@@ -90,7 +95,7 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
                           % {"name": post["template"]})
         spec = template.new_spec()
         data = fresh_data(request, projects, spec, keep, creatable)
-        return _begin(request, draft, data, f"template:{template.slug}", spec.base)
+        return _begin(request, draft, data, f"template:{template.slug}", spec.base, spec.kind)
     if post.get("saved"):
         saved = _saved_template_for_user(request, post["saved"], projects)
         if saved is None:
@@ -104,20 +109,43 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
                             reverse("training-job-new"))
         spec.name = ""
         data = fresh_data(request, projects, spec, keep, creatable)
-        return _begin(request, draft, data, f"template:saved/{saved.pk}", spec.base)
-    # "Create an MPIJob": keep whatever the draft has, or start from the defaults
+        return _begin(request, draft, data, f"template:saved/{saved.pk}", spec.base, spec.kind)
+    # "Create an MPIJob", "Create a TrainJob": keep whatever the draft has, or start from
+    # the kind's defaults
+    kind = _chosen_kind(request, client, post.get("start", ""))
+    if kind is None:
+        return redirect(step_url(draft, "type") if draft else reverse("training-job-new"))
     if draft is not None:
+        if draft.job_kind != kind:
+            draft.data = drafts.switch_kind(draft.data, draft.job_kind, kind)
+            draft.kind = kind.slug
+            draft.save()
         return redirect(step_url(draft, "configuration"))
-    return _begin(request, None, fresh_data(request, projects, creatable=creatable), "",
-                  None)
+    return _begin(request, None, fresh_data(request, projects, kind.new_spec(),
+                                            creatable=creatable), "", None, kind)
+
+
+def _chosen_kind(request: HttpRequest, client: ClusterClient, slug: str) -> JobKind | None:
+    """The kind a type card's button starts (the default kind when none is named); None,
+    with a message saying why, for one the wizard does not offer or the cluster lacks."""
+    kinds = {k.slug: k for k in wizard_kinds()}
+    kind = kinds.get(slug) if slug else default_kind()
+    if kind is None:
+        messages.error(request, _("The wizard does not create “%(kind)s” jobs: choose one of "
+                                  "the job types below.") % {"kind": slug[:40]})
+        return None
+    if kind not in served_kinds(client):
+        messages.error(request, not_served_text(kind))
+        return None
+    return kind
 
 
 def _begin(request: HttpRequest, draft: WizardDraft | None, data: dict, source: str,
-           base: dict | None) -> HttpResponse:
+           base: dict | None, kind: JobKind) -> HttpResponse:
     if draft is None:
-        draft = new_draft(request, data, source, base)
+        draft = new_draft(request, data, source, base, kind)
     else:
-        draft.data, draft.source, draft.base = data, source, base
+        draft.data, draft.source, draft.base, draft.kind = data, source, base, kind.slug
         draft.save()
     return redirect(step_url(draft, "configuration"))
 

@@ -2,9 +2,9 @@
 trainer.kubeflow.org/v1alpha1 manifest built from it and read back (manifest.py), its own
 rules (rules.py) and the runtimes it runs on (runtimes.py).
 
-Created by the SDK, the CLI and a manifest import; not by the wizard, whose steps ask the
-MPIJob's questions (`wizard_ready` False: a TrainJob's pages offer no wizard clone, retry or
-fix, and the wizard never opens one)."""
+Created by the wizard (its runtime chosen on the Configuration step, its nodes on
+Resources), its clones, retries and imports, the SDK and the CLI: all through the one
+create path."""
 
 from __future__ import annotations
 
@@ -21,9 +21,12 @@ __all__ = ["TRAINJOB", "TrainJobSpec"]
 TRAINJOB = TrainJobKind(
     slug="trainjob", kind=KIND, group=GROUP, version=VERSION, plural="trainjobs",
     label="TrainJob", roles=("Launcher", "Worker"), pod_job_label=JOBSET_NAME_LABEL,
-    suspend_path=("suspend",),
+    suspend_path=("suspend",), wizard_ready=True, counts_nodes=True,
+    sdk_class="TrainJob",
     spec_model=SpecModel(TrainJobSpec, build_manifest, read_manifest, clone_spec, RULES,
                          own_fields=OWN_FIELDS, sizes_launcher=False,
-                         cluster_rules=(check_runtime,)),
+                         cluster_rules=(check_runtime,),
+                         unset_fields=frozenset({"launcher_cpu", "launcher_memory",
+                                                 "priority_class"})),
 )
 TrainJobSpec.kind = TRAINJOB

@@ -1,9 +1,13 @@
-"""Fixtures of the create-job wizard's view tests: the cluster as its admin sees it."""
+"""Fixtures of the create-job wizard's view tests: the cluster as its admin sees it, and
+the demo cluster with or without Kubeflow Trainer for the TrainJob tests (a module uses one
+by overriding `demo_cluster`)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests import simcluster_process
+from tests.trainer_scenario import demo_with_trainer, demo_without_trainer
 from tests.wizard_cluster import ClusterJobs, give_limit_range_a_gpu_default
 
 
@@ -21,3 +25,31 @@ def gpu_default(demo_cluster):
         restore = give_limit_range_a_gpu_default(api)
         yield
         restore()
+
+
+def _cluster(tmp_path_factory, scenario: dict):
+    base = tmp_path_factory.mktemp(scenario["name"])
+    cluster = simcluster_process.start_scenario(base, scenario, speed=20,
+                                                name=f"{scenario['name']}.yaml")
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def trainer_cluster(tmp_path_factory):
+    """demo.yaml with Kubeflow Trainer and JobSet (tests/trainer_scenario.py)."""
+    yield from _cluster(tmp_path_factory, demo_with_trainer())
+
+
+@pytest.fixture(scope="module")
+def no_trainer_cluster(tmp_path_factory):
+    """demo.yaml without Kubeflow Trainer."""
+    yield from _cluster(tmp_path_factory, demo_without_trainer())
+
+
+@pytest.fixture
+def trainjobs(demo_cluster):
+    with demo_cluster.api_client("admin") as api:
+        jobs = ClusterJobs(api, "trainer.kubeflow.org", "v1alpha1", "trainjobs")
+        yield jobs
+        jobs.cleanup()
