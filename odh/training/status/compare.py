@@ -2,8 +2,9 @@
 to a failed one (the same image and training script) that succeeded.
 
 Works from manifests (a live job or a history record's `spec`), so a job that is gone
-compares like one that is still there. MPIJobs are read through the wizard's own model
-(`read_manifest`): the rows are the wizard's fields, in its words. Other kinds show their
+compares like one that is still there. The kinds the dashboard creates (MPIJobs, TrainJobs)
+are read through the wizard's own model (`read_manifest`): the rows are the wizard's
+fields, in its words. Other kinds show their
 image, command, replicas and resources per replica type.
 """
 
@@ -38,29 +39,35 @@ def _mpijob_settings(job: dict) -> list[Setting] | None:
                                                      "source": ", ".join(sorted(e.value_from))}
                     for e in spec.env)
     volumes = "; ".join(f"{v.claim_name} → {v.mount_path}" for v in spec.volumes)
+    nodes = spec.kind.counts_nodes  # a TrainJob: its runtime and nodes, in upstream's words
     rows = [
+        ("runtime", _("Runtime"), f"{spec.runtime} ({spec.runtime_kind})") if nodes else None,
         ("image", _("Training image"), spec.image),
-        ("worker_image", _("Worker image"), spec.worker_image or spec.image),
+        None if nodes else ("worker_image", _("Worker image"), spec.worker_image or spec.image),
         ("command", _("Command"), command_text(spec.command)),
-        ("workers", _("Workers"), str(spec.workers)),
-        ("slots_per_worker", _("Slots per worker"), str(spec.effective_slots)),
-        ("cpu_per_worker", _("CPUs per worker"), spec.cpu_per_worker),
-        ("memory_per_worker", _("Memory per worker"), spec.memory_per_worker),
-        ("gpus_per_worker", _("GPUs per worker"), str(spec.gpus_per_worker)),
-        ("launcher_cpu", _("Launcher CPUs"), spec.launcher_cpu),
-        ("launcher_memory", _("Launcher memory"), spec.launcher_memory),
+        ("workers", _("Nodes") if nodes else _("Workers"), str(spec.workers)),
+        ("slots_per_worker", _("Processes per node") if nodes else _("Slots per worker"),
+         str(spec.effective_slots)),
+        ("cpu_per_worker", _("CPUs per node") if nodes else _("CPUs per worker"),
+         spec.cpu_per_worker),
+        ("memory_per_worker", _("Memory per node") if nodes else _("Memory per worker"),
+         spec.memory_per_worker),
+        ("gpus_per_worker", _("GPUs per node") if nodes else _("GPUs per worker"),
+         str(spec.gpus_per_worker)),
+        None if nodes else ("launcher_cpu", _("Launcher CPUs"), spec.launcher_cpu),
+        None if nodes else ("launcher_memory", _("Launcher memory"), spec.launcher_memory),
         ("mpi_implementation", _("MPI implementation"), spec.mpi_implementation),
         ("env", _("Environment variables"), env),
         ("volumes", _("Volumes"), volumes),
         ("node_selector", _("Node selector"), ", ".join(f"{k}={v}" for k, v in
                                                         sorted(spec.node_selector.items()))),
-        ("priority_class", _("Priority class"), spec.priority_class),
+        None if nodes else ("priority_class", _("Priority class"), spec.priority_class),
         ("queue_name", _("Kueue queue"), spec.queue_name),
         ("queue_priority", _("Queue priority"), spec.queue_priority),
-        ("disable_sidecar_injection", _("Istio sidecar"),
-         _("disabled") if spec.disable_sidecar_injection else _("allowed")),
+        None if nodes else ("disable_sidecar_injection", _("Istio sidecar"),
+                            _("disabled") if spec.disable_sidecar_injection else _("allowed")),
     ]
-    return [Setting(key, label, value or "") for key, label, value in rows]
+    return [Setting(key, label, value or "") for key, label, value in filter(None, rows)]
 
 
 def _other_settings(job: dict) -> list[Setting]:

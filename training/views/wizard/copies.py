@@ -1,5 +1,6 @@
-"""Clone and Retry: a new MPIJob from an existing one, or from its history record when
-the job itself is gone (deleted, or by its time-to-live after it finished)."""
+"""Clone and Retry: a new job (of a kind the wizard shows: an MPIJob, a TrainJob) from an
+existing one, or from its history record when the job itself is gone (deleted, or by its
+time-to-live after it finished)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
         else None
     if fix is not None:
         data = drafts.apply_fix(data, fix.changes, fix.label, fix.fields, fix.note)
-    draft = new_draft(request, data, f"clone:{project}/{kind.slug}/{name}", clone.base)
+    draft = new_draft(request, data, f"clone:{project}/{kind.slug}/{name}", clone.base, kind)
     if fix is not None:
         messages.success(request, _("Cloned “%(name)s” with the fix applied: %(fix)s. The "
                                     "changed fields are marked; check them, then create the "

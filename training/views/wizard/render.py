@@ -137,6 +137,7 @@ def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, va
     if "runtime" in drafts.kind_fields(spec.kind):
         _runtime_fields(form, data, runtimes)
     form.fields["slots_per_worker"].widget.attrs["placeholder"] = \
+        _("The runtime's default") if spec.kind.counts_nodes else \
         _("default: %(slots)d") % {"slots": spec.default_slots}
     form.set_choices("gpu_product", checks.gpu_product_choices(checks.get_nodes()),
                      _("%(value)s (no node has this GPU now)"))

@@ -83,7 +83,7 @@ def test_only_mpijobs_are_cloned_here(demo_cluster, db):
     body = r.content.decode()
     assert r.status_code == 400
     assert_valid(body)
-    assert "creates MPIJobs only" in body
+    assert "creates MPIJobs and TrainJobs only" in body
     assert "The PyTorchJob “bert-classifier-ddp” cannot be cloned here" in body
     retry = bob.get(reverse("training-job-retry", args=["research", "pytorchjob",
                                                        "bert-classifier-ddp"]))
