@@ -13,7 +13,7 @@ import uuid
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from simcluster import errors, kueue, quantity, schema, strategies, timestamps
+from simcluster import errors, kueue_jobs, quantity, schema, strategies, timestamps
 from simcluster.auth import UserInfo
 from simcluster.resources import ResourceType
 
@@ -60,7 +60,9 @@ class Admission:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self._kueue = cluster.registry.by_kind("kueue.x-k8s.io/v1beta1", "Workload") is not None
+        # the kinds Kueue's webhook suspends when queued (none without Kueue)
+        self._queued_kinds = kueue_jobs.kinds(cluster) if cluster.registry.by_kind(
+            "kueue.x-k8s.io/v1beta1", "Workload") is not None else {}
 
     # -- namespace lifecycle -------------------------------------------------------------
     def check_namespace(self, namespace: str) -> None:
@@ -96,8 +98,8 @@ class Admission:
         obj.pop("status", None) if rt.has_status and rt.custom else None
         obj = schema.admit(rt, obj, field_validation)
         obj = strategies.prepare_create(self.cluster, rt, obj, user)
-        if rt.group == "kubeflow.org" and self._kueue:  # Kueue's webhook: queued, suspended
-            kueue.suspend_if_queued(rt.kind, obj)
+        if rt.custom:  # Kueue's webhook: queued, suspended
+            kueue_jobs.suspend_if_queued(self._queued_kinds, rt.group, rt.kind, obj)
         if rt.plural == "pods":  # API defaulting (requests from limits), then LimitRanger
             strategies.default_pod_requests(obj.get("spec") or {})
             self._limit_ranges(obj)

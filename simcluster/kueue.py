@@ -2,20 +2,21 @@
 that serve the `kueue` API (`apis: [kueue]` in the scenario). The facts relied on, read
 from upstream's source and docs, are in simcluster/README.md ("Kueue").
 
-- A training job (MPIJob, PyTorchJob, TFJob) created with the label
-  `kueue.x-k8s.io/queue-name` is suspended at once (`spec.runPolicy.suspend`: upstream's
-  webhook), and gets a Workload `<kind>-<name>-<5 hex>` (owned by the job, label
-  `kueue.x-k8s.io/job-uid`) with one pod set per replica type (`launcher`, `worker`), its
-  queue and its priority (label `kueue.x-k8s.io/priority-class`: a WorkloadPriorityClass).
+- A training job (MPIJob, PyTorchJob, TFJob, TrainJob: kueue_jobs.py) created with the
+  label `kueue.x-k8s.io/queue-name` is suspended at once (upstream's webhook), and gets a
+  Workload `<kind>-<name>-<5 hex>` (owned by the job, label `kueue.x-k8s.io/job-uid`) with
+  its pod sets (`launcher`, `worker`; a TrainJob's replicated jobs), its queue and its
+  priority (label `kueue.x-k8s.io/priority-class`: a WorkloadPriorityClass).
 - Each ClusterQueue admits its pending Workloads in order (higher priority first, then
   the older), when every pod set fits the unused nominal quota of one flavor per resource
   group (flavors tried in the order the queue lists them): `status.admission`,
   `QuotaReserved` and `Admitted` True; the job gets the flavor's node labels as node
-  selectors and is unsuspended. One that does not fit gets `QuotaReserved` False, reason
-  `Pending`, with upstream's message ("couldn't assign flavors to pod set worker:
-  insufficient unused quota for nvidia.com/gpu in flavor a100, 8 more needed"); under
-  `StrictFIFO` it blocks the ones behind it, under `BestEffortFIFO` (the default) they are
-  tried. A queue that does not exist: reason `Inadmissible`, "LocalQueue x doesn't exist".
+  selectors (as its kind takes them) and is unsuspended. One that does not fit gets
+  `QuotaReserved` False, reason `Pending`, with upstream's message ("couldn't assign
+  flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor a100,
+  8 more needed"); under `StrictFIFO` it blocks the ones behind it, under `BestEffortFIFO`
+  (the default) they are tried. A queue that does not exist: reason `Inadmissible`,
+  "LocalQueue x doesn't exist".
 - A finished job's Workload is `Finished` and its quota released; the queues' status
   counts it all (`flavorsReservation`, `flavorsUsage`, pending, reserving, admitted).
 
@@ -33,36 +34,20 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from simcluster import scheduling, strategies
+from simcluster import kueue_jobs, scheduling, strategies
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import get_condition, is_true
+from simcluster.kueue_jobs import queued
 from simcluster.quantity import format_for
 from simcluster.store import Change
 
 Obj = dict[str, Any]
 
 GROUP = "kueue.x-k8s.io"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
 KEY: Key = ("", "kueue")
-
-# the training jobs Kueue admits here: plural and where their replica specs are
-JOBS = {"MPIJob": ("mpijobs", "mpiReplicaSpecs"), "PyTorchJob": ("pytorchjobs",
-                                                                   "pytorchReplicaSpecs"),
-        "TFJob": ("tfjobs", "tfReplicaSpecs")}
-REPLICA_ORDER = ("launcher", "master", "chief", "ps", "worker", "evaluator")
-
-
-def queued(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL) or "")
-
-
-def suspend_if_queued(kind: str, obj: Obj) -> None:
-    """Upstream's webhook: a job with a queue is created suspended."""
-    if kind in JOBS and queued(obj):
-        obj.setdefault("spec", {}).setdefault("runPolicy", {})["suspend"] = True
 
 
 def workload_name(kind: str, group: str, name: str, uid: str) -> str:
@@ -99,8 +84,8 @@ class KueueController(Controller):
         self.lqs = cluster.rt("localqueues", GROUP)
         self.flavors = cluster.rt("resourceflavors", GROUP)
         self.priorities = cluster.rt("workloadpriorityclasses", GROUP)
-        self.jobs = {kind: cluster.rt(plural, "kubeflow.org") for kind, (plural, _) in
-                     JOBS.items()}
+        self.kinds = kueue_jobs.kinds(cluster)
+        self.jobs = {kind: cluster.rt(k.plural, k.group) for kind, k in self.kinds.items()}
         # uid -> the resourceVersion it was created at: creation order, finer than the
         # creationTimestamp's seconds (upstream's queue heap keeps arrival order)
         self._arrived: dict[str, int] = {}
@@ -112,8 +97,11 @@ class KueueController(Controller):
                        "workloadpriorityclasses"):
             yield f"{GROUP}/{plural}", self._any
         yield f"{GROUP}/workloads", self._workload
-        for plural, _specs in JOBS.values():
-            yield f"kubeflow.org/{plural}", self._queued_job
+        for k in self.kinds.values():
+            yield f"{k.group}/{k.plural}", self._queued_job
+        if "TrainJob" in self.kinds:  # a TrainJob's pod sets wait for its runtime
+            for plural in ("trainingruntimes", "clustertrainingruntimes"):
+                yield f"trainer.kubeflow.org/{plural}", self._any
 
     @staticmethod
     def _any(_change: Change) -> Iterable[Key]:
@@ -170,7 +158,7 @@ class KueueController(Controller):
             if workload is None:
                 self._create_workload(kind, job)
             elif not _true(workload, "Finished"):
-                finished = self._job_finished(job)
+                finished = self.kinds[kind].finished(job)
                 if finished is not None:
                     self._finish(workload, *finished)
         for uid, workload in have.items():  # a workload whose job is gone goes with it
@@ -178,27 +166,13 @@ class KueueController(Controller):
                 meta = workload["metadata"]
                 self.store.delete(self.workloads, meta["namespace"], meta["name"])
 
-    @staticmethod
-    def _job_finished(job: Obj) -> tuple[str, str] | None:
-        for type_ in ("Succeeded", "Failed"):
-            c = _condition(job, type_)
-            if c is not None and c.get("status") == "True":
-                return type_, str(c.get("message") or "")
-        return None
-
-    def _pod_sets(self, kind: str, job: Obj) -> list[Obj]:
-        specs = (job.get("spec") or {}).get(JOBS[kind][1]) or {}
-        sets = []
-        for replica_type, spec in specs.items():
-            sets.append({"name": replica_type.lower(), "count": int(spec.get("replicas", 1)),
-                         "template": copy.deepcopy(spec.get("template") or {})})
-        order = {n: i for i, n in enumerate(REPLICA_ORDER)}
-        return sorted(sets, key=lambda s: (order.get(s["name"], len(order)), s["name"]))
-
     def _create_workload(self, kind: str, job: Obj) -> None:
+        pod_sets = self.kinds[kind].pod_sets(job)
+        if pod_sets is None:  # e.g. a TrainJob's runtime not there (yet)
+            return
         meta = job["metadata"]
-        spec: Obj = {"queueName": queued(job), "podSets": self._pod_sets(kind, job),
-                     "priority": 0, "active": True}
+        spec: Obj = {"queueName": queued(job), "podSets": pod_sets, "priority": 0,
+                     "active": True}
         wpc_name = (meta.get("labels") or {}).get(PRIORITY_LABEL)
         wpc = self.store.get_raw(self.priorities, "", wpc_name) if wpc_name else None
         if wpc is not None:
@@ -504,22 +478,13 @@ class KueueController(Controller):
             self._stop(found[0], found[1], stored, message)
 
     def _stop(self, rt, job: Obj, workload: Obj, message: str) -> None:
-        """Suspend the job again, its pod templates as the Workload's pod sets keep them
-        (the flavor's node selectors taken off)."""
-        kind = job.get("kind", "")
-        if kind not in JOBS:
+        """Suspend the job again, the flavor's node selectors taken off."""
+        queued_kind = self.kinds.get(job.get("kind", ""))
+        if queued_kind is None or queued_kind.group != rt.group:
             return
-        originals = {ps["name"]: ps.get("template") or {}
-                     for ps in (workload.get("spec") or {}).get("podSets") or []}
-
-        def stop(j: Obj) -> None:
-            for replica_type, spec in ((j.get("spec") or {}).get(JOBS[kind][1]) or {}).items():
-                original = originals.get(replica_type.lower())
-                if original is not None:
-                    spec["template"] = copy.deepcopy(original)
-            j["spec"].setdefault("runPolicy", {})["suspend"] = True
         meta = job["metadata"]
-        stored = self.store.mutate(rt, meta["namespace"], meta["name"], stop)
+        stored = self.store.mutate(rt, meta["namespace"], meta["name"],
+                                   lambda j: queued_kind.stop(j, workload))
         if stored is not None:
             self.events.record(stored, "Normal", "Stopped", message, self.name)
 
@@ -569,7 +534,7 @@ class KueueController(Controller):
             if found is None:
                 continue
             kind, job = found
-            if not ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend"):
+            if not self.kinds[kind].suspended(job):
                 continue
             admission = (w.get("status") or {}).get("admission") or {}
             selectors = {}
@@ -583,16 +548,9 @@ class KueueController(Controller):
 
     def _run(self, kind: str, job: Obj, selectors: dict[str, dict[str, str]],
              cq_name: str) -> None:
-        def run(j: Obj) -> None:
-            for replica_type, spec in ((j.get("spec") or {}).get(JOBS[kind][1]) or {}).items():
-                labels = selectors.get(replica_type.lower()) or {}
-                if labels:
-                    pod_spec = spec.setdefault("template", {}).setdefault("spec", {})
-                    # merged, the job's own keys first (upstream's MergeKeepFirst)
-                    pod_spec["nodeSelector"] = {**labels, **(pod_spec.get("nodeSelector") or {})}
-            j["spec"].setdefault("runPolicy", {})["suspend"] = False
         meta = job["metadata"]
-        stored = self.store.mutate(self.jobs[kind], meta["namespace"], meta["name"], run)
+        stored = self.store.mutate(self.jobs[kind], meta["namespace"], meta["name"],
+                                   lambda j: self.kinds[kind].run(j, selectors))
         if stored is not None:
             self.events.record(stored, "Normal", "Started",
                                f"Admitted by clusterQueue {cq_name}", self.name)

@@ -161,19 +161,14 @@ class TrainJobController(Controller):
         return self.store.mutate(self.jobsets, ns, name, rewrite) or jobset
 
     def _runtime(self, job: Obj) -> Obj:
-        ref = (job.get("spec") or {}).get("runtimeRef") or {}
-        kind = ref.get("kind") or "ClusterTrainingRuntime"
-        name = ref.get("name", "")
-        if kind == "TrainingRuntime":
-            found = self.store.get_raw(self.runtimes, job["metadata"]["namespace"], name)
-            plural = "trainingruntimes"
-        elif kind == "ClusterTrainingRuntime":
-            found = self.store.get_raw(self.cluster_runtimes, "", name)
-            plural = "clustertrainingruntimes"
-        else:
-            raise ReconcileError(f"unsupported runtime: {kind}", tstatus.BUILD_FAILED)
+        try:
+            kind, ns, name = objects.runtime_ref(job)
+        except objects.BuildError as e:
+            raise ReconcileError(str(e), tstatus.BUILD_FAILED) from None
+        rt = self.runtimes if kind == "TrainingRuntime" else self.cluster_runtimes
+        found = self.store.get_raw(rt, ns, name)
         if found is None:
-            raise ReconcileError(f'{plural}.trainer.kubeflow.org "{name}" not found',
+            raise ReconcileError(f'{rt.plural}.trainer.kubeflow.org "{name}" not found',
                                  tstatus.BUILD_FAILED)
         return found
 

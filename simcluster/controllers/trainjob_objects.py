@@ -46,6 +46,20 @@ class BuildError(Exception):
 
 
 # -- helpers -------------------------------------------------------------------------------------
+RUNTIME_PLURALS = {"ClusterTrainingRuntime": "clustertrainingruntimes",
+                   "TrainingRuntime": "trainingruntimes"}
+
+
+def runtime_ref(job: Obj) -> tuple[str, str, str]:
+    """(kind, namespace, name) of the TrainJob's runtime (`spec.runtimeRef`)."""
+    ref = (job.get("spec") or {}).get("runtimeRef") or {}
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    if kind not in RUNTIME_PLURALS:
+        raise BuildError(f"unsupported runtime: {kind}")
+    namespace = job["metadata"]["namespace"] if kind == "TrainingRuntime" else ""
+    return kind, namespace, ref.get("name", "")
+
+
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
@@ -286,6 +300,34 @@ def _apply_initializers(job: Obj, rjob: Obj) -> None:
         c["env"] = _upsert(c.get("env") or [], env)
 
 
+def _apply_overrides(job: Obj, rjob: Obj) -> None:
+    """Trainer v2.0's `spec.podSpecOverrides`, in order, on the replicated jobs they target
+    (Kueue adds its node selectors this way): nodeSelector entries merged, tolerations,
+    scheduling gates and image pull secrets appended, volumes and the named containers'
+    env and volumeMounts upserted, serviceAccountName and affinity replaced."""
+    for override in (job.get("spec") or {}).get("podSpecOverrides") or []:
+        if rjob.get("name") not in {t.get("name") for t in override.get("targetJobs") or []}:
+            continue
+        pod = _pod_spec(rjob)
+        if override.get("nodeSelector"):
+            pod["nodeSelector"] = {**(pod.get("nodeSelector") or {}), **override["nodeSelector"]}
+        for key in ("serviceAccountName", "affinity"):
+            if override.get(key):
+                pod[key] = copy.deepcopy(override[key])
+        for key in ("tolerations", "schedulingGates", "imagePullSecrets"):
+            if override.get(key):
+                pod[key] = list(pod.get(key) or []) + copy.deepcopy(override[key])
+        if override.get("volumes"):
+            pod["volumes"] = _upsert(pod.get("volumes") or [], override["volumes"])
+        for key in ("containers", "initContainers"):
+            for wanted in override.get(key) or []:
+                for c in pod.get(key) or []:
+                    if c.get("name") == wanted.get("name"):
+                        for part in ("env", "volumeMounts"):
+                            if wanted.get(part):
+                                c[part] = _upsert(c.get(part) or [], wanted[part])
+
+
 def build(job: Obj, runtime: Obj) -> tuple[Obj, list[Obj]]:
     """(the JobSet, the other objects: MPI's SSH Secret and hostfile ConfigMap)."""
     rt_spec = runtime.get("spec") or {}
@@ -315,6 +357,7 @@ def build(job: Obj, runtime: Obj) -> tuple[Obj, list[Obj]]:
             labels.setdefault(ANCESTOR_LABEL, ANCESTOR_TRAINER)
         _apply_trainer(job, rjob, mpi, name in steps)
         _apply_initializers(job, rjob)
+        _apply_overrides(job, rjob)
         ptmpl = jt.setdefault("spec", {}).setdefault("template", {})
         pmeta = ptmpl.setdefault("metadata", {})
         if ANCESTOR_LABEL in labels:
