@@ -2,7 +2,8 @@
 v=v1;g=meta.k8s.io`), so `kubectl get pods` shows READY, STATUS and RESTARTS as it does
 against a real cluster. Columns and cell wording follow the API server's printers for the
 kinds people list most; other built-in kinds get NAME / CREATED AT and custom resources
-without printer columns NAME / AGE, as on a real cluster."""
+their CRD's printer columns (printer_columns.py) or, without, NAME / AGE, as on a real
+cluster."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from simcluster import printer_columns
+from simcluster.printer_columns import Column
 from simcluster.resources import ResourceType
 
 Obj = dict[str, Any]
-Column = tuple[str, str, int, str]  # name, type, priority, format
 
 NAME: Column = ("Name", "string", 0, "name")
 AGE: Column = ("Age", "string", 0, "")
@@ -203,6 +205,10 @@ def _printer(rt: ResourceType) -> tuple[list[Column], Callable[[Obj, float], lis
     found = PRINTERS.get(f"{rt.group}/{rt.plural}")
     if found:
         return found
+    declared = printer_columns.printer(f"{rt.group}/{rt.plural}", _since) if rt.custom \
+        else None
+    if declared is not None:  # a CRD's additionalPrinterColumns
+        return declared
     if rt.custom:  # a CRD's default columns: a "date" column whose cell is already an age
         return ([NAME, ("Age", "date", 0, "")],
                 lambda o, now: [o["metadata"]["name"], _age(o, now)])
