@@ -117,7 +117,8 @@ def test_jobs_by_type_waiting_jobs_and_success_rate(admin, demo_cluster):
         listed = k8s.CustomObjectsApi(api).list_cluster_custom_object(
             "kubeflow.org", "v2beta1", "mpijobs")["items"]
     assert mpijobs[0] == "MPIJob" and int(mpijobs[-1]) == len(listed)
-    assert ids_starting(html, "jobs-") == ["jobs-mpijob", "jobs-pytorchjob", "jobs-tfjob"]
+    assert ids_starting(html, "jobs-") == ["jobs-mpijob", "jobs-pytorchjob", "jobs-tfjob",
+                                           "jobs-trainjob"]
     waiting = text_of(html, "table-waiting")
     vit = text_of(html, "waiting-team-cv-mpijob-vit-huge-pretrain")
     # why it waits is its diagnosis' story, in the dashboard's words

@@ -15,7 +15,8 @@ def test_it_sends_anonymous_people_to_sign_in(client, db):
     assert r["Location"] == reverse("training-login") + "?next=%2Fjobs%2F"
 
 
-def test_it_lists_the_jobs_of_alices_projects(alice):
+def test_it_lists_the_jobs_of_alices_projects(alice, settings):
+    settings.JOBS_PER_PAGE = 100  # the demo's jobs in her projects fill more than a page
     r = alice.get(URL)
     assert r.status_code == 200
     body = r.content.decode()
@@ -182,8 +183,8 @@ def test_all_projects_shows_the_kinds_one_may_list_and_names_the_others(
     assert "mnist-tf-dist" not in body and "bert-classifier-ddp" not in body
     warning = re.search(r'<div [^>]*id="job-list-partial">(.*?)</p>\s*</div>', body, re.S)
     assert warning, "no warning about the hidden kinds"
-    assert ("PyTorchJob, TFJob of other projects are hidden: you may not list them in all "
-            "projects, only in yours.") in warning.group(1)
+    assert ("PyTorchJob, TFJob, TrainJob of other projects are hidden: you may not list them "
+            "in all projects, only in yours.") in warning.group(1)
     # the workers were counted (pods listed cluster-wide)
     assert "Workers of jobs in other projects are not counted" not in body
 

@@ -111,7 +111,7 @@ def test_the_list_opens_one_socket_for_the_projects_its_filters_cover(alice):
     query = _socket_query(body)
     assert query["ns"] == ["team-cv", "team-nlp"]
     # the rows the page shows, which alone are sent to it, and when it listed them
-    shown = re.findall(r'<tr id="job-row-([a-z0-9-]+)-(mpijob|pytorchjob|tfjob)-', body)
+    shown = re.findall(r'<tr id="job-row-([a-z0-9-]+)-(mpijob|pytorchjob|tfjob|trainjob)-', body)
     assert len(shown) >= 3
     rows = query["rows"][0].split(",")
     assert "team-nlp/mpijob/bert-large-pretrain" in rows and len(rows) == len(shown)

@@ -16,10 +16,11 @@ from tests.waiting import wait_until
 
 def test_the_hub_watches_every_served_kind_with_the_dashboard_account(hub):
     stats = hub.stats()
-    assert stats["kinds"] == ["MPIJob", "PyTorchJob", "TFJob"]
+    assert stats["kinds"] == ["MPIJob", "PyTorchJob", "TFJob", "TrainJob"]
     names = [w["resource"] for w in stats["watches"]]
     assert names == ["mpijobs.kubeflow.org", "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org",
-                     "pods", "pods-jobset.sigs.k8s.io", "events", "resourcequotas"]
+                     "trainjobs.trainer.kubeflow.org", "pods", "pods-jobset.sigs.k8s.io",
+                     "events", "resourcequotas"]
     assert all(w["synced"] and w["errors"] == 0 for w in stats["watches"]), stats
     assert stats["index"]["jobs"] >= 7  # the demo's jobs in every project
 
