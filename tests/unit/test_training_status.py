@@ -579,6 +579,9 @@ def test_trainjob_pods_are_found_by_their_jobset():
     s = summarize(trainjob(jobs_status=[{"name": "node", "active": 1}]), [p], [], NOW)
     assert [(w.name, w.role, w.index) for w in s.workers] == [
         ("llm-node-0-0", "Worker", 0), ("llm-node-0-1-abcde", "Worker", 1)]
+    # upstream's word for them, on the pages and in sentences; the one not created yet too
+    assert [w.label for w in s.workers] == ["Node 0", "Node 1"]
+    assert [p.label for p in job_pods(TRAINJOB, trainjob(), [p])] == ["Node 1"]
 
 
 def test_summarize_refuses_what_is_not_a_training_job():

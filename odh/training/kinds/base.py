@@ -50,7 +50,8 @@ def role_name(raw: str) -> str:
 # Launcher, never "master" for MPI)
 _ROLE_WORDS = {"Launcher": gettext_lazy("Launcher"), "Worker": gettext_lazy("Worker"),
                "Master": gettext_lazy("Master"), "Chief": gettext_lazy("Chief"),
-               "PS": gettext_lazy("Parameter server"), "Evaluator": gettext_lazy("Evaluator")}
+               "PS": gettext_lazy("Parameter server"), "Evaluator": gettext_lazy("Evaluator"),
+               "Node": gettext_lazy("Node")}
 
 
 def role_word(role: str) -> str:
@@ -91,6 +92,9 @@ class JobKind:
     runs_mpirun: bool = False
     # the label on its pods that names the job
     pod_job_label: str = JOB_NAME_LABEL
+    # the words pages use for a role where the kind has its own (a TrainJob's Workers are
+    # its nodes: "Node 1"); code keeps the role ("Worker") whatever the kind calls it
+    role_words: tuple[tuple[str, str], ...] = ()
     # its spec class and manifest: a kind that has one is created here (None: shown only)
     spec_model: SpecModel | None = None
     # the wizard's steps ask this kind's questions (the fields of its spec), so the wizard
@@ -132,6 +136,14 @@ class JobKind:
     def clone_spec(self, spec: JobSpec, new_name: str) -> JobSpec:
         """A copy under a new name, ready to create (server-written state dropped)."""
         return self._model().clone(spec, new_name)
+
+    def word_for(self, role: str) -> str:
+        """What this kind's pages call a role: "Node" for a TrainJob's "Worker"."""
+        return dict(self.role_words).get(role, role)
+
+    def pod_label(self, role: str, index: int | None) -> str:
+        """"Launcher", "Worker 2", "Node 2": a pod of this kind as sentences name it."""
+        return pod_label(self.word_for(role), index)
 
     @property
     def api_version(self) -> str:

@@ -83,6 +83,8 @@ def read_text(cluster: ClusterClient, namespace: str, pod: JobPod, tail: int | N
 
 def pod_label(pod: JobPod) -> str:
     """"Launcher", "Worker 2": how the product names a pod."""
+    if pod.label:
+        return pod.label
     if pod.index is None:
         return _("Launcher") if pod.role == "Launcher" else (pod.role or pod.name)
     return _("%(role)s %(index)d") % {"role": pod.role, "index": pod.index}

@@ -209,7 +209,8 @@ class _Names:
 
     def pod(self, name: str) -> str:
         if name in self.known:
-            return pod_label(*self.known[name], name)
+            return self.kind.pod_label(*self.known[name]) if self.known[name][0] \
+                else name
         if self.launcher.fullmatch(name):
             return pod_label("Launcher", None, name)
         found = self.replica.fullmatch(name)

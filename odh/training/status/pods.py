@@ -48,12 +48,14 @@ class ReplicaState:
     started: datetime | None = None
     finished: datetime | None = None
     created: datetime | None = None
+    # what the job's kind calls the role, where it has a word of its own ("Node")
+    word: str = ""
 
     @property
     def label(self) -> str:
-        """"Launcher", "Worker 2": how the product names this pod in sentences, in the
-        reader's language."""
-        return pod_label(self.role, self.index)
+        """"Launcher", "Worker 2", a TrainJob's "Node 2": how the product names this pod in
+        sentences, in the reader's language."""
+        return pod_label(self.word or self.role, self.index)
 
     @property
     def exists(self) -> bool:
@@ -168,13 +170,15 @@ def replica_from_pod(kind: JobKind, pod: dict) -> ReplicaState:
         exit_code=exit_code if isinstance(exit_code, int) else None,
         started=started or parse_timestamp(status.get("startTime")),
         finished=finished if phase in ("Succeeded", "Failed") else None,
-        created=parse_timestamp(meta.get("creationTimestamp")),
+        created=parse_timestamp(meta.get("creationTimestamp")), word=kind.word_for(role),
     )
 
 
-def placeholder(name: str, role: str, index: int | None, gpus: int = 0) -> ReplicaState:
+def placeholder(name: str, role: str, index: int | None, gpus: int = 0,
+                word: str = "") -> ReplicaState:
     """A pod the job should have but that does not exist (yet)."""
-    return ReplicaState(name=name, role=role, index=index, reason=NOT_CREATED, gpus=gpus)
+    return ReplicaState(name=name, role=role, index=index, reason=NOT_CREATED, gpus=gpus,
+                        word=word)
 
 
 PodGroups = dict[tuple[str, str, str], list[dict]]

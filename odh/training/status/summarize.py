@@ -6,7 +6,7 @@ TrainJob (conditions Suspended, Complete, Failed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from odh.training.durations import parse_timestamp
@@ -97,7 +97,7 @@ def collect_replicas(kind: JobKind, job: dict, pods: list[dict], active: bool,
             for index in range(count):
                 if (role, index) not in present:
                     others.append(placeholder(kind.placeholder_name(name, role, index),
-                                              role, index, gpus))
+                                              role, index, gpus, kind.word_for(role)))
     others.sort(key=lambda s: (_role_rank(kind, s.role), s.role,
                                -1 if s.index is None else s.index, s.name))
     return launcher, others, max(0, len(launchers) - 1)
@@ -113,6 +113,8 @@ class JobPod:
     index: int | None
     status: str
     containers: tuple[str, ...] = ()
+    # "Launcher", "Worker 2", "Node 2" (ReplicaState.label); not what tells two pods apart
+    label: str = field(default="", compare=False)
 
     @property
     def container(self) -> str:
@@ -142,7 +144,8 @@ def job_pods(kind: JobKind, job: dict, pods: list[dict]) -> list[JobPod]:
             continue
         containers = tuple(str(as_dict(c).get("name", "")) for c in
                            as_list(get_path(pod, ["spec", "containers"])))
-        found.append(JobPod(state.name, state.role, state.index, state.status, containers))
+        found.append(JobPod(state.name, state.role, state.index, state.status, containers,
+                            state.label))
     return found
 
 

@@ -20,7 +20,8 @@ __all__ = ["TRAINJOB", "TrainJobSpec"]
 
 TRAINJOB = TrainJobKind(
     slug="trainjob", kind=KIND, group=GROUP, version=VERSION, plural="trainjobs",
-    label="TrainJob", roles=("Launcher", "Worker"), pod_job_label=JOBSET_NAME_LABEL,
+    label="TrainJob", roles=("Launcher", "Worker"), role_words=(("Worker", "Node"),),
+    pod_job_label=JOBSET_NAME_LABEL,
     suspend_path=("suspend",), wizard_ready=True, counts_nodes=True,
     sdk_class="TrainJob",
     spec_model=SpecModel(TrainJobSpec, build_manifest, read_manifest, clone_spec, RULES,

@@ -65,4 +65,3 @@ class TrainJobKind(JobKind):
     def pod_name_regex(self, escaped_name: str) -> str:
         # JobSet pods: <job>-<replicated job>-<job index>-<pod index>-<suffix>
         return rf"{escaped_name}-[a-z0-9-]+-[0-9]+-[0-9]+-[a-z0-9]{{5}}"
-
