@@ -175,3 +175,11 @@ def test_what_the_runtime_sets_is_left_to_it():
 def test_a_command_is_the_runtimes_when_left_out_and_no_launcher_is_asked_for():
     assert messages(spec(command=[])) == {}
     assert messages(spec(command=[]), warnings_of) == {}
+
+
+def test_a_trainjob_compares_by_the_settings_it_has():
+    from odh.training.status.compare import settings_of
+
+    keys = [s.key for s in settings_of(build_manifest(spec()))]
+    assert "runtime" in keys and "workers" in keys
+    assert not {"worker_image", "disable_sidecar_injection"} & set(keys)
