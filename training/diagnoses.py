@@ -325,14 +325,13 @@ def indexed_row_events(summaries: list[JobSummary], indexed_events
     open, since it may have to ask the cluster whether they may list events."""
     if indexed_events is None:
         return {}
-    wanted = rows_wanted(summaries)
-    waiting = _waiting_namespaces(wanted)
+    # every row's (in memory already): its cell's id carries what the objects tell with
+    # them, as the hub's pushes of the row do
     found = {}
-    for s in wanted:
-        if s.namespace in waiting:
-            events = indexed_events((s.namespace, s.kind.slug, s.name))
-            if events is not None:
-                found[_ref(s)] = events
+    for s in rows_wanted(summaries):
+        events = indexed_events((s.namespace, s.kind.slug, s.name))
+        if events is not None:
+            found[_ref(s)] = events
     return found
 
 
@@ -548,7 +547,12 @@ def row_cell_context(diagnosis: Diagnosis | None, summary: JobSummary,
 
     ref = (summary.namespace, summary.kind.slug, summary.name)
     refresh = ""
-    if pushed and diagnosis is not None:
+    if pushed and (diagnosis is not None or (
+            summary.status in (JobStatus.FAILED, JobStatus.PENDING)
+            and not summary.held_by_queue)):
+        # a failed or waiting job's line is the viewer's diagnosis, not its step: a pushed
+        # cell the page has not kept (another id) asks for it, even where what the push
+        # knew said nothing (a snapshot read without events)
         refresh = reverse("training-job-diagnosis", args=ref) + "?part=line"
     key = cell_key(summary, seen if not pushed else diagnosis)
     told = tell(summary, diagnosis, queued)

@@ -223,7 +223,7 @@ class ProjectJobs(SubscriptionKind):
         # the hub's summaries, as the list page takes them (access reviewed in authorize)
         listing = hub_snapshots.hub_listing(
             [sub.namespace], kinds, lambda _ns, kind: kind.slug in allowed,
-            lambda ns: view.sees_pods(ns), now)
+            lambda ns: view.sees_pods(ns), now, lambda ns: view.sees_events(ns))
         if listing is None:  # no hub here: the API, with the person's token
             listing = queries.list_summaries(client, [sub.namespace], kinds, now,
                                              with_pods=view.sees_pods(sub.namespace))
@@ -241,7 +241,14 @@ class ProjectJobs(SubscriptionKind):
             view.statuses[job_ref] = str(summary.status)
             job, pods = listing.objects.get((summary.namespace, summary.kind.slug,
                                              summary.name), ({}, []))
-            seen = diagnoses.object_diagnosis(job, pods, [], summary) if job else None
+            # what the objects tell with the job's events, as the page's row and the hub's
+            # pushes tell it (the cell's id carries it: the page's cell is kept)
+            candidates = listing.indexed_events(
+                (summary.namespace, summary.kind.slug, summary.name)) \
+                if job and listing.indexed_events is not None else None
+            events = queries.job_events(summary.kind, job, pods, candidates) \
+                if candidates else []
+            seen = diagnoses.object_diagnosis(job, pods, events, summary) if job else None
             rows.append(live.render_list_row(summary, now, seen))
             items.append((_row_id(job_ref), str(summary.status),
                           live.announcement(summary, seen)))

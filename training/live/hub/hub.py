@@ -280,7 +280,11 @@ class Hub:
         new = self.languages.seen(language, groups)
         if not new:
             return
-        keys = self.pusher.take_skipped([group for group, _language in new])
+        self.resend(self.pusher.take_skipped([group for group, _language in new]))
+
+    def resend(self, keys: set[JobKey]) -> None:
+        """Send these jobs' rows and pages to their viewers again, whatever they were sent
+        before (as soon as the flusher gets to them)."""
         with self._cond:
             self._forced |= keys
         self._mark(keys)
