@@ -154,19 +154,21 @@ def status_text(status: JobStatus | str) -> str:
 
 
 def announcement(summary: JobSummary, diagnosis: Diagnosis | None = None) -> str:
-    """"Job bert-ft is now Running: 4/4 workers" — what the page's aria-live region says;
-    a job that failed or waits is said with its story (odh.training.diagnosis.story), the line the
-    page shows."""
+    """"Job bert-ft is now Running: 4/4 workers" — what the page's aria-live region says.
+    A job Kueue holds, or that succeeded, is said with its story (odh.training.diagnosis.
+    story: "Queued in team-nlp-queue", "Completed in 20m 49s"). A job that failed or waits
+    for another reason is said by its status alone: why is its diagnosis card's to say,
+    made with the viewer's own reads (logs, quotas), which the card, fetched when the job
+    changes, says as it appears (static/js/live.js); `diagnosis` here is what the objects
+    alone tell (the hub reads no logs), which the card may tell otherwise ("Launcher
+    exited with code 1" where the card finds the SSH connection reset)."""
     values = {"name": summary.name, "status": status_text(summary.status),
               "ready": summary.workers_ready, "total": summary.workers_total}
     if summary.status == JobStatus.RUNNING:
         return _("Job %(name)s is now %(status)s: %(ready)d/%(total)d workers") % values
-    line = str(tell(summary, diagnosis).line)
-    if summary.status == JobStatus.FAILED:
-        if line:
-            return _("Job %(name)s is now %(status)s: %(cause)s") % {**values, "cause": line}
-    if summary.status in (JobStatus.PENDING, JobStatus.SUCCEEDED) and line:
-        return _("Job %(name)s is now %(status)s: %(step)s") % {**values, "step": line}
+    told = tell(summary, diagnosis)
+    if not told.is_problem and (summary.held_by_queue or summary.status == JobStatus.SUCCEEDED):
+        return _("Job %(name)s is now %(status)s: %(step)s") % {**values, "step": told.line}
     return _("Job %(name)s is now %(status)s.") % values
 
 

@@ -209,9 +209,7 @@ def test_the_job_list_gets_its_projects_rows(open_tab, loop, cookie_of):
     tab = open_tab("ns=team-nlp&ns=team-cv", cookie_of("alice"))
     statuses = json.loads(tab.next())
     assert {"only_if": "job-row-team-nlp-mpijob-gpt2-finetune", "status": "Failed",
-            "text": "Job gpt2-finetune is now Failed: Worker 2 ran out of memory and was "
-                    "killed (exit code 137)"
-            } in statuses["jobs"]
+            "text": "Job gpt2-finetune is now Failed."} in statuses["jobs"]
     rows = tab.next()
     assert 'id="job-row-team-nlp-mpijob-bert-large-pretrain"' in rows
     assert 'id="job-row-team-nlp-mpijob-gpt2-finetune"' in rows

@@ -15,8 +15,9 @@ from django.urls import reverse
 
 import training.live.hub.snapshots
 from tests.dashboard_support import sign_in
-from tests.integration.hub.conftest import Subscriber, embedded_hub
+from tests.integration.hub.conftest import NS, Subscriber, embedded_hub
 from tests.page_text import ids_starting, text_of
+from tests.training_jobs import mpijob
 
 Cell = tuple[str, str, str]  # id, line, the address it fetches its line from ("" none)
 
@@ -135,3 +136,29 @@ def _told(client, cell: Cell, on_page: Cell) -> str:
     found = re.search(r'\bid="(row-diagnosis-[^"]*)"', fetched)
     return text_of(fetched, found.group(1)) if found else fetched
 
+
+def test_a_failed_jobs_announcement_does_not_contradict_its_card(demo, loop_thread, client, db,
+                                                                 jobs):
+    """The Istio sidecar resets mpirun's ssh connections (as for the demo's
+    clip-mesh-finetune): the objects alone say "Launcher exited with code 1", the card
+    (with the Launcher's log) that the SSH connection was reset. What the page's aria-live
+    region is told of the new status says nothing the card contradicts."""
+    from channels.layers import get_channel_layer
+
+    name = "mesh-announce"
+    body = mpijob(name, run_seconds=60, runPolicy={"backoffLimit": 0})
+    body["spec"]["mpiReplicaSpecs"]["Launcher"]["restartPolicy"] = "Never"
+    body["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"] = {
+        "annotations": {"sidecar.istio.io/inject": "true"}}
+    with embedded_hub(demo, loop_thread):
+        viewer = Subscriber(loop_thread, get_channel_layer(), f"job.{NS}.{name}")
+        jobs.create(body)
+        failed = viewer.wait_for(lambda m: m.get("status") == "Failed" and m.get("announce"),
+                                 timeout=60, what="the announcement of Failed")
+        viewer.leave()
+        sign_in(client, demo, "alice")
+        card = client.get(reverse("training-job-diagnosis", args=[NS, "mpijob", name]))
+        headline = text_of(card.content.decode(), "job-diagnosis-title")
+    assert "SSH connection" in headline, headline
+    assert failed["announce"] in (f"Job {name} is now Failed.",
+                                  f"Job {name} is now Failed: {headline}"), failed["announce"]
