@@ -384,7 +384,8 @@ class TrainingJob:
         queued = standing.headline() if standing is not None and summary.held_by_queue \
             else None
         told = tell(summary, diagnose(facts), queued)
-        return dataclasses.replace(status, headline=str(told.line))
+        # `step` says the same (the lifecycle step alone: `summary().lifecycle_step`)
+        return dataclasses.replace(status, step=str(told.line), headline=str(told.line))
 
     def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
         """Each new status as it happens (driven by a watch on the job, not by polling),

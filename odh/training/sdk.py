@@ -320,8 +320,10 @@ class TrainingClient:
                                                         "reason": summary.reason or "-"}
             return errors.JobFailedError(text, [], JobState.from_summary(summary),
                                          summary=summary)
-        return errors.JobFailedError(found.headline, found.log_lines,
-                                     JobState.from_summary(summary), found, summary=summary)
+        told = dataclasses.replace(JobState.from_summary(summary), step=found.headline,
+                                   headline=found.headline)  # as status() tells it
+        return errors.JobFailedError(found.headline, found.log_lines, told, found,
+                                     summary=summary)
 
     # -- changing ------------------------------------------------------------------------
     def delete_job(self, name: str, namespace: str, kind: str | JobKind = "mpijob") -> None:

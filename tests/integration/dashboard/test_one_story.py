@@ -118,3 +118,20 @@ def test_the_dashboards_stories_are_translated(admin, demo_cluster, jobs):
         disagree = {ref: again[ref] for ref in disagree if not _agree(again[ref])}
     assert disagree == {}, __import__("pprint").pformat(disagree, width=200)
     assert untranslated == {}
+
+
+@pytest.mark.parametrize("name", ["llama2-7b-sft", "bert-qa-squad", "t5-wandb-logging"])
+def test_the_sdks_step_tells_the_story_describe_and_diagnose_tell(demo_cluster, name):
+    """`status().step` (what the SDK's examples print) is the job's story, as `headline`,
+    `diagnose()` and `describe`'s Step say it, not the lifecycle step ("Failed: Launcher
+    exited with code 1" where the job's Worker 1 ran out of GPU memory)."""
+    described = _cli_and_sdk_lines(demo_cluster, ("team-nlp", "mpijob", name))["describe"]
+    with TrainingClient(kubeconfig=str(demo_cluster.kubeconfig("alice"))) as client:
+        job = MPIJob.get(name, "team-nlp", client=client)
+        status = job.status()
+        found = job.diagnose()
+        lifecycle = client.summary(name, "team-nlp").lifecycle_step
+    assert found is not None
+    assert status.step == status.headline == found.headline, (status.step, found.headline)
+    assert _line(status.step) == described
+    assert str(lifecycle) != status.step  # the lifecycle step, still there, is another line
