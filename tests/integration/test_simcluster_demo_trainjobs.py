@@ -71,10 +71,10 @@ def test_a_trainjob_failed_by_its_node_pods_being_evicted(demo):
 
 def test_a_suspended_trainjob_and_one_waiting_in_a_kueue_queue(demo):
     core, custom = demo
-    held = trainjob(custom, "team-cv", "detr-coco-finetune")
+    held = trainjob(custom, "research", "detr-coco-finetune")
     assert held["spec"]["suspend"] is True
     assert true_conditions(held)["Suspended"] == "Suspended"
-    assert pods_of(core, "team-cv", "detr-coco-finetune") == []
+    assert pods_of(core, "research", "detr-coco-finetune") == []
     queued = trainjob(custom, "team-nlp", "qwen-7b-sft")
     assert queued["spec"]["suspend"] is True and pods_of(core, "team-nlp", "qwen-7b-sft") == []
     [workload] = [w for w in custom.list_namespaced_custom_object(
