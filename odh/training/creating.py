@@ -25,7 +25,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from odh.training import errors
+from odh.training.capacity.fit import COUNT_QUOTA
 from odh.training.capacity.preflight import Preflight, preflight
+from odh.training.capacity.quota import line_problem
 from odh.training.cluster.client import ClusterClient
 from odh.training.findings import FieldError
 from odh.training.i18n import _
@@ -36,13 +38,16 @@ UNKNOWN_FIELDS = "unknown-fields"
 INVALID = "invalid"
 NEVER_FITS = "never-fits"
 NOT_SERVED = "not-served"
+COUNT_QUOTA_FULL = "count-quota-full"
 
 
 class CreateRefused(errors.ODHError):
     """Nothing was created: `reason` is UNKNOWN_FIELDS (`unknown` names them), INVALID
     (`findings`: each field's problem: for a TrainJob, its runtime's too), NEVER_FITS
-    (`checked.fit`: the problems and the fixes) or NOT_SERVED (the cluster lacks the
-    kind's API: the message says what to do); `checked` is the preflight, when it ran."""
+    (`checked.fit`: the problems and the fixes), NOT_SERVED (the cluster lacks the kind's
+    API: the message says what to do) or COUNT_QUOTA_FULL (the quota on the number of jobs
+    is full: the cluster would refuse the job itself, whatever its size; finished jobs fill
+    it, and deleting them is the fix); `checked` is the preflight, when it ran."""
 
     def __init__(self, message: str, reason: str, *, checked: Preflight | None = None,
                  unknown: list[str] | None = None) -> None:
@@ -88,12 +93,24 @@ def check(client: ClusterClient, spec: JobSpec, *, from_manifest: bool = False,
     if checked.errors:
         raise CreateRefused(" ".join(f.message for f in checked.errors), INVALID,
                             checked=checked)
+    if checked.fit.count_quota_full:  # no --force: the API server refuses the job object
+        quotas = len({line.quota for line in checked.fit.lines})
+        said = [line_problem(line, spec.namespace, quotas) for line in checked.fit.lines
+                if line.resource == COUNT_QUOTA and not line.fits]
+        raise CreateRefused(" ".join([*said, count_quota_advice()]), COUNT_QUOTA_FULL,
+                            checked=checked)
     if checked.never_fits and not force:
         fit = checked.fit
         said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
         raise CreateRefused(_("This job can never start as it is: %(problems)s")
                             % {"problems": " ".join(said)}, NEVER_FITS, checked=checked)
     return checked
+
+
+def count_quota_advice() -> str:
+    """What to do about a full quota on the number of jobs, besides deleting finished ones
+    (which the quota's line says)."""
+    return _("Or ask the project's administrator for a larger quota. Nothing was created.")
 
 
 def create(client: ClusterClient, spec: JobSpec, *, created_by: str = "",

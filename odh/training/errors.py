@@ -10,6 +10,7 @@
         ├── Unauthorized          (an AuthenticationError too)
         ├── Forbidden
         │   └── QuotaExceeded     (a ResourceQuotaExceeded too)
+        │       └── CountQuotaExceeded  the quota on the number of jobs is full
         ├── NotFound, Conflict, Invalid, ClusterUnavailable
 
 Each carries `message`, `code` (the class's plan name, e.g. "ResourceQuotaExceeded"),
@@ -135,6 +136,21 @@ class QuotaExceeded(Forbidden, ResourceQuotaExceeded):
         return [_("Ask for fewer Workers or less per Worker."),
                 _("Wait for running jobs to complete."),
                 _("Contact your administrator to increase the quota.")]
+
+
+class CountQuotaExceeded(QuotaExceeded):
+    """A quota on the number of objects (`count/mpijobs.kubeflow.org`) refused the job
+    itself: finished jobs count, so deleting them makes room, and a smaller job or a
+    Kueue queue does not. `message` says so; `details` keeps the cluster's words."""
+
+    def advice(self) -> list[str]:
+        return count_quota_advice()
+
+
+def count_quota_advice() -> list[str]:
+    """What to do when the quota on the number of jobs is full."""
+    return [_("Delete finished jobs you no longer need: they count against the quota."),
+            _("Ask the project's administrator for a larger quota.")]
 
 
 class NotFound(ClusterError):

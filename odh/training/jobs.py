@@ -120,6 +120,9 @@ def refusal_error(refused: creating.CreateRefused,
         return errors.NotServed(str(refused), status=404)
     if refused.reason == creating.INVALID:
         return InvalidSpec(refused.findings, names=SDK_FIELDS if names is None else names)
+    if refused.reason == creating.COUNT_QUOTA_FULL:  # nothing of the job's mends it
+        return errors.ResourceQuotaExceeded(str(refused),
+                                            suggestions=errors.count_quota_advice())
     fixes = refused.checked.fit.fixes if refused.checked is not None else []
     return errors.ResourceQuotaExceeded(
         " ".join(refused.problems),

@@ -226,9 +226,11 @@ def fit_for(spec: JobSpec, facts: ProjectFacts, found: dict) -> FitReport | None
     except (QuantityError, ValueError, ArithmeticError):
         return None
     queues = sorted(facts.local_queues or [])
-    if not fit.fits and not fit.never_fits and queues and not spec.queue_name:
+    if not fit.fits and not fit.never_fits and not fit.count_quota_full and queues \
+            and not spec.queue_name:
         # it waits for room: without a queue its Workers start one by one and hold GPUs
-        # while the rest wait; the project's queue starts the whole job at once
+        # while the rest wait; the project's queue starts the whole job at once (not for a
+        # full quota on the number of jobs: a queued job is a job object too)
         queue = DEFAULT_QUEUE if DEFAULT_QUEUE in queues else queues[0]
         fit.fixes.insert(0, Fix(_("Queue it in %(queue)s: Kueue starts the whole job at "
                                   "once") % {"queue": queue}, {"queue_name": queue}))

@@ -113,6 +113,9 @@ def _say_refusal(refused: creating.CreateRefused, filename: str | None,
         _err(f"error: {refused}")
         return
     _say_warnings(refused.checked, filename, kind)
+    if refused.reason == creating.COUNT_QUOTA_FULL:  # no fix of the job's, no --force
+        _err(_("error: %(headline)s") % {"headline": str(refused)})
+        return
     if refused.reason == creating.INVALID:
         for problem in refused.findings:
             _err(f"error: {where(problem, filename, kind)}: {problem.message}")

@@ -133,6 +133,14 @@ def _translate(e: k8s.ApiException, namespace: str = "") -> errors.ClusterError:
     if status == 401:
         return errors.Unauthorized(message, **kw)
     if status == 403:
+        if "exceeded quota" in message and "requested: count/" in message:
+            # a quota on the number of objects: the cluster's words, for support, in details
+            full = errors.CountQuotaExceeded(_(
+                "The quota of %(project)s on the number of jobs is full, and finished jobs "
+                "count: delete finished jobs you no longer need, or ask the project's "
+                "administrator for a larger quota.") % {"project": namespace or "-"}, **kw)
+            full.details = message
+            return full
         if "exceeded quota" in message:
             return errors.QuotaExceeded(message, **kw)
         return errors.Forbidden(message, **kw)

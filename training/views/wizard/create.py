@@ -34,6 +34,9 @@ def refusal_problem(refused: creating.CreateRefused) -> dict:
         return {"message": _("%(refusal)s Nothing was created: the resource check offers "
                              "the fixes.") % {"refusal": str(refused)}, "step": "resources",
                 "fixes": [fix.label for fix in refused.checked.fit.fixes]}
+    if refused.reason == creating.COUNT_QUOTA_FULL:
+        # the resource check links the project's finished jobs, oldest first
+        return {"message": str(refused), "step": "resources"}
     findings = refused.findings
     step = drafts.step_of(findings[0].field) if findings else ""
     return {"message": " ".join(f.message for f in findings) or str(refused),
@@ -45,7 +48,9 @@ def create_problem(e: errors.ClusterError | creating.CreateRefused, spec: JobSpe
     if isinstance(e, creating.CreateRefused):
         return refusal_problem(e)
     values = {"name": spec.name, "project": spec.namespace, "message": e.message}
-    if isinstance(e, errors.QuotaExceeded):
+    if isinstance(e, errors.CountQuotaExceeded):
+        text = _("%(message)s Nothing was created.") % values
+    elif isinstance(e, errors.QuotaExceeded):
         text = _("The project's quota refused the job: %(message)s. Nothing was created. "
                  "Ask for fewer resources (see the resource check), or wait until other jobs "
                  "in %(project)s finish.") % values

@@ -5,6 +5,7 @@ by overriding `demo_cluster`)."""
 from __future__ import annotations
 
 import pytest
+from kubernetes import client as k8s
 
 from tests import simcluster_process
 from tests.trainer_scenario import demo_with_trainer, demo_without_trainer
@@ -53,3 +54,16 @@ def trainjobs(demo_cluster):
         jobs = ClusterJobs(api, "trainer.kubeflow.org", "v1alpha1", "trainjobs")
         yield jobs
         jobs.cleanup()
+
+
+@pytest.fixture
+def tight_mpijob_quota(demo_cluster, cluster_jobs):
+    """team-cv may hold no more MPIJobs than it has now (a second ResourceQuota)."""
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        count = len(cluster_jobs.names("team-cv"))
+        core.create_namespaced_resource_quota("team-cv", {
+            "metadata": {"name": "wizard-tight"},
+            "spec": {"hard": {"count/mpijobs.kubeflow.org": str(count)}}})
+        yield
+        core.delete_namespaced_resource_quota("wizard-tight", "team-cv")

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from odh.training import creating
+from odh.training import creating, errors
 from odh.training.jobs import MPIJob
 from odh.training.sdk import TrainingClient
+from odh.training.spec import build_manifest
 from tests.integration.dashboard.wizard.wizard_flow import create, post_step, start, unique
 
 IMAGE = "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[4]
 
 # (project, Workers, per-Worker resources as the wizard's fields, the CLI's flags and the
 # SDK's worker_resources, the reason), each refused before anything is sent
@@ -29,6 +31,20 @@ CASES = {
                                "--cpu-per-worker 96", {"cpu": "96"}, creating.INVALID),
     "a name taken": ("team-cv", 1, {}, "", {}, creating.INVALID),
 }
+
+
+def _cli_create(kubeconfig: str, name: str, project: str, workers: int, flags: str,
+                command: str) -> subprocess.CompletedProcess:
+    """`odh training create mpijob ...` as alice (this checkout's code, not another the
+    virtualenv's install points at), refused: exit code 2."""
+    env = dict(os.environ, KUBECONFIG=kubeconfig, PATH=f"{BIN}:{os.environ.get('PATH', '')}",
+               PYTHONPATH=str(ROOT))
+    cli = subprocess.run(
+        ["bash", "-c", f"odh training create mpijob {name} -n {project} --image {IMAGE} "
+                       f"--workers {workers} {flags} --command '{command}'"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 2, cli.stderr
+    return cli
 
 
 def _said(refused: creating.CreateRefused) -> list[str]:
@@ -79,12 +95,7 @@ def test_the_wizard_the_sdk_and_the_cli_refuse_alike(case, alice, demo_cluster, 
         sdk_words += " " + " ".join(str(p) for p in getattr(raised.value, "problems", []) or [])
 
     # the CLI
-    env = dict(os.environ, KUBECONFIG=kubeconfig, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
-    cli = subprocess.run(
-        ["bash", "-c", f"odh training create mpijob {name} -n {project} --image {IMAGE} "
-                       f"--workers {workers} {flags} --command '{command}'"],
-        env=env, capture_output=True, text=True, timeout=120)
-    assert cli.returncode == 2, cli.stderr
+    cli = _cli_create(kubeconfig, name, project, workers, flags, command)
 
     # the wizard: the step that shows the field refuses it there, else the create does
     key = start(alice)
@@ -103,3 +114,46 @@ def test_the_wizard_the_sdk_and_the_cli_refuse_alike(case, alice, demo_cluster, 
         assert words in wizard_words, words
     if name != taken:
         assert name not in cluster_jobs.names(project)  # nothing was created, any way
+
+
+def test_a_full_count_of_jobs_is_refused_alike_in_plain_words(alice, demo_cluster,
+                                                              cluster_jobs, tight_mpijob_quota):
+    """A quota on the number of MPIJobs is full (finished jobs fill it): the wizard, the
+    SDK and the CLI say that finished jobs count and to delete them or ask for a larger
+    quota, not to wait for other jobs to finish, and not the cluster's raw refusal."""
+    name = unique("count-full")
+    command = "horovodrun -np 1 python /workspace/train.py"
+    kubeconfig = str(demo_cluster.kubeconfig("alice"))
+    with TrainingClient(kubeconfig=kubeconfig) as sdk:
+        job = MPIJob(name=name, namespace="team-cv", workers=1, image=IMAGE,
+                     command=command.split(), client=sdk)
+        with pytest.raises(creating.CreateRefused) as refused:
+            creating.check(sdk.cluster, job.spec, force=True)  # no force gets past it
+        assert refused.value.reason == creating.COUNT_QUOTA_FULL
+        expected = str(refused.value)
+        assert "finished jobs count" in expected and "larger quota" in expected
+        with pytest.raises(errors.ResourceQuotaExceeded) as raised:
+            job.create(force=True)
+        assert str(raised.value) == expected
+        assert not any("force" in s for s in raised.value.suggestions)
+        # the cluster's own refusal (a job created elsewhere meanwhile) says the same, its
+        # words kept in details
+        with pytest.raises(errors.CountQuotaExceeded) as by_cluster:
+            sdk.cluster.create_job(job.spec.kind, "team-cv", build_manifest(job.spec))
+        assert "finished jobs count" in by_cluster.value.message
+        assert "exceeded quota" not in by_cluster.value.message
+        assert "exceeded quota" in by_cluster.value.details
+
+    cli = _cli_create(kubeconfig, name, "team-cv", 1, "", command)
+    assert expected in cli.stderr
+    assert "exceeded quota" not in cli.stderr and "--force" not in cli.stderr
+
+    key = start(alice)
+    post_step(alice, key, "configuration", namespace="team-cv", name=name, image=IMAGE,
+              command=command)
+    resources = html.unescape(post_step(alice, key, "resources", workers="1").content.decode())
+    assert "Queue it in" not in resources  # a queued job is a job object too
+    wizard_words = html.unescape(create(alice, key).content.decode())
+    assert expected in wizard_words
+    assert "until other jobs" not in wizard_words and "exceeded quota" not in wizard_words
+    assert name not in cluster_jobs.names("team-cv")
