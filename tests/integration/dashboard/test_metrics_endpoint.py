@@ -122,12 +122,17 @@ def test_workers_match_the_pods(hub, demo_cluster):
     from kubernetes import client as k8s
 
     def truth() -> dict[str, float]:
+        # the pods of training jobs: the operators' and (a TrainJob's) a JobSet's
         with demo_cluster.api_client("admin") as api:
-            pods = k8s.CoreV1Api(api).list_namespaced_pod(
-                NS, label_selector="training.kubeflow.org/job-name").items
+            core = k8s.CoreV1Api(api)
+            pods = [p for label in ("training.kubeflow.org/job-name",
+                                    "jobset.sigs.k8s.io/jobset-name")
+                    for p in core.list_namespaced_pod(NS, label_selector=label).items]
         counts = {"active": 0.0, "pending": 0.0, "failed": 0.0}
         for pod in pods:
-            if (pod.metadata.labels or {}).get("training.kubeflow.org/job-role") == "launcher":
+            labels = pod.metadata.labels or {}
+            if labels.get("training.kubeflow.org/job-role") == "launcher" or \
+                    labels.get("jobset.sigs.k8s.io/replicatedjob-name") == "launcher":
                 continue
             if pod.metadata.deletion_timestamp:
                 continue
