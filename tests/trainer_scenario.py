@@ -1,9 +1,9 @@
 """The demo scenario with and without Kubeflow Trainer, for the tests of the wizard's
 TrainJobs: `demo_with_trainer()` is demo.yaml (which serves the Trainer and JobSet, with
 the upstream ClusterTrainingRuntimes and the Trainer's roles aggregated into the project
-roles) where everyone signed in may also read the cluster's runtimes, so that the wizard
-lists them all; `demo_without_trainer()` is demo.yaml without the Trainer, its runtimes
-and its TrainJobs."""
+roles) where everyone signed in may read the cluster's runtimes (as demo.yaml has it
+too), so that the wizard lists them all; `demo_without_trainer()` is demo.yaml without the
+Trainer, its runtimes and its TrainJobs."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def demo_with_trainer() -> dict:
     scenario = _demo()
     assert "trainer" in scenario.get("apis", []), "demo.yaml serves Kubeflow Trainer"
     scenario["name"] = "demo-trainer"
-    scenario["objects"] = [*scenario.get("objects", []), *READERS]
+    names = {(o.get("kind"), o.get("metadata", {}).get("name")) for o in scenario["objects"]}
+    scenario["objects"] += [o for o in READERS
+                            if (o["kind"], o["metadata"]["name"]) not in names]
     return scenario
 
 
