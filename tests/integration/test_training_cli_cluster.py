@@ -158,6 +158,10 @@ def test_it_suspends_resumes_and_deletes(cli, training):
     assert deleted.stdout == "Deleted team-nlp/cli-suspend with its Launcher and Workers.\n"
     wait_until(lambda: cli("describe", "cli-suspend").returncode == 1, 30,
                message="the job to be gone")
+    # a job that is not there says so, before any question or --confirm
+    gone = cli("delete", "cli-suspend")
+    assert (gone.returncode, gone.stderr) == (
+        1, "error: There is no MPIJob named “cli-suspend” in team-nlp.\n")
 
 
 def test_it_refuses_bad_input_field_by_field_and_creates_nothing(cli, training):

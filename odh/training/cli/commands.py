@@ -399,10 +399,11 @@ def _confirmed(args: argparse.Namespace, namespace: str) -> bool:
 
 
 def _delete(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    kind = KINDS[args.kind]
+    client.cluster.get_job(kind, namespace, args.name)  # a job not there says so first
     if not _confirmed(args, namespace):
         _err(_("Nothing deleted."))
         return REFUSED
-    kind = KINDS[args.kind]
     client.delete_job(args.name, namespace, kind)
     if args.wait:
         wait_until_gone(client.cluster, kind, namespace, args.name, args.timeout)
