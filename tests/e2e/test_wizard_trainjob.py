@@ -95,17 +95,18 @@ def test_alice_creates_watches_suspends_resumes_and_clones_a_trainjob(
     assert job["spec"]["runtimeRef"]["name"] == "mpi-distributed"
     assert job["spec"]["trainer"]["numNodes"] == 2
 
-    # live: Running without a reload, its nodes in Topology, a node's log
+    # live: Running without a reload, its nodes in Topology ("Node 0": upstream's word), a
+    # node's log
     status = page.locator("#job-header-status")
     expect(status).to_have_text("Running", timeout=SLOW)
     page.get_by_role("link", name="Topology").click()
     topology = page.locator("#job-topology")
-    expect(topology.get_by_role("link", name=re.compile(r"^Worker \d+ "))).to_have_count(
+    expect(topology.get_by_role("link", name=re.compile(r"^Node \d+ "))).to_have_count(
         2, timeout=SLOW)
     screenshot("trainjob-topology")
-    topology.get_by_role("link", name=re.compile(r"^Worker \d+ ")).first.click()
+    topology.get_by_role("link", name=re.compile(r"^Node \d+ ")).first.click()
     expect(page).to_have_url(re.compile(r"tab=logs&pod="))
-    expect(page.get_by_role("log")).to_have_accessible_name(re.compile(r"^Log of Worker \d+$"))
+    expect(page.get_by_role("log")).to_have_accessible_name(re.compile(r"^Log of Node \d+$"))
 
     # suspended and resumed from its page
     actions = page.get_by_role("group", name="Job actions")

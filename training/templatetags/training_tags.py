@@ -36,8 +36,9 @@ STATUS_STYLE = {
 def role_label(replica) -> str:
     """"Launcher", "Worker 2": a pod's role (translated) and index, in its kind's words
     ("Node 2") where the pod says them."""
-    if getattr(replica, "label", ""):
-        return replica.label
+    label = replica.get("label") if isinstance(replica, dict) else getattr(replica, "label", "")
+    if label:
+        return str(label)
     role = str(getattr(replica, "role", None) or (replica.get("role") if isinstance(
         replica, dict) else "") or "")
     index = getattr(replica, "index", None) if not isinstance(replica, dict) \

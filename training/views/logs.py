@@ -44,7 +44,7 @@ def log_pods(detail: queries.JobDetail) -> list[dict[str, Any]]:
     restarts = {r.name: r.restarts for r in detail.summary.replicas}
     return [{"name": p.name, "role": p.role, "index": p.index, "status": p.status,
              "containers": list(p.containers), "container": p.container, "tag": p.tag,
-             "restarts": restarts.get(p.name, 0)}
+             "label": p.label, "restarts": restarts.get(p.name, 0)}
             for p in job_pods(detail.kind, detail.job, detail.pods)]
 
 
