@@ -18,6 +18,7 @@ from tests.dashboard_support import sign_in
 from tests.integration.hub.conftest import NS, Subscriber, embedded_hub
 from tests.page_text import ids_starting, text_of
 from tests.training_jobs import mpijob
+from tests.waiting import wait_until
 
 Cell = tuple[str, str, str]  # id, line, the address it fetches its line from ("" none)
 
@@ -60,7 +61,8 @@ def _pushed_cells(hub, loop_thread, groups: list[str], language: str, expected: 
     layer = get_channel_layer()
     listener = Subscriber(loop_thread, layer, *[localized(g, language) for g in groups])
     loop_thread.run(layer.group_send(CONTROL_GROUP, renew_message(language, groups)))
-    time.sleep(0.5)  # the hub hears of the viewer's language
+    wait_until(lambda: all(language in hub.languages.for_group(g) for g in groups), 10,
+               message="the hub to hear of the viewer's language")
     hub.resend(set(hub.summaries))
     pushed: dict[str, Cell] = {}
     deadline = time.monotonic() + 30
