@@ -251,11 +251,7 @@ class Api:
 
     async def _body(self, request: web.Request, optional: bool = False,
                     kind: str = "") -> Any:
-        if request.content_length and request.content_length > MAX_BODY:
-            raise errors.too_large()
-        raw = await request.content.read(MAX_BODY + 1)
-        if len(raw) > MAX_BODY:
-            raise errors.too_large()
+        raw = await decoding.read_body(request.content, MAX_BODY, request.content_length)
         if not raw.strip():
             if optional:
                 return None

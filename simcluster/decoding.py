@@ -23,6 +23,21 @@ _TYPE_META = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
               'Kind string "json:\\"kind,omitempty\\"" }')
 
 
+async def read_body(content: Any, limit: int, content_length: int | None = None) -> bytes:
+    """All of a request's body, up to `limit` bytes (413 beyond). A stream's read(n)
+    returns what has arrived, which for a large body is only its first part."""
+    if content_length and content_length > limit:
+        raise errors.too_large()
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await content.read(limit + 1 - size):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise errors.too_large()
+    return b"".join(chunks)
+
+
 def summarize(data: bytes, max_length: int = 30) -> str:
     """How the API server quotes a body it could not read."""
     if not data:

@@ -12,6 +12,7 @@ from aiohttp import web
 from simcluster import errors
 from simcluster.api import RequestInfo, json_response
 from simcluster.auth import Attributes, UserInfo
+from simcluster.decoding import read_body
 
 if TYPE_CHECKING:
     from simcluster.cluster import Cluster
@@ -20,9 +21,7 @@ Obj = dict[str, Any]
 
 
 async def _read_json(request: web.Request) -> Obj:
-    raw = await request.content.read(1024 * 1024 + 1)
-    if len(raw) > 1024 * 1024:
-        raise errors.too_large()
+    raw = await read_body(request.content, 1024 * 1024, request.content_length)
     try:
         body = json.loads(raw or b"{}")
     except ValueError as e:

@@ -302,10 +302,14 @@ def test_base_rbac_files_are_what_the_build_contains():
             assert {**twin, "metadata": {**twin["metadata"], "labels": labels}} == obj
 
 
-def test_the_watcher_role_is_read_only():
+def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs():
     (role,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-watcher")
     verbs = {v for rule in role["rules"] for v in rule["verbs"]}
-    assert verbs == {"get", "list", "watch"}
+    assert verbs == {"get", "list", "watch", "patch"}
+    # patch: the kept evidence it writes on a job (README, "Evidence kept")
+    patched = {r for rule in role["rules"] if "patch" in rule["verbs"]
+               for r in rule["resources"]}
+    assert patched == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs"}
     resources = {r for rule in role["rules"] for r in rule["resources"]}
     assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "pods", "pods/log",
                          "events", "resourcequotas", "limitranges", "nodes", "namespaces",

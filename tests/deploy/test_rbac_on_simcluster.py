@@ -107,7 +107,7 @@ def test_everything_applies(applied):
         assert line in applied
 
 
-def test_the_watcher_reads_everywhere_and_changes_nothing(applied, admin_api):
+def test_the_watcher_reads_everywhere_and_writes_only_on_training_jobs(applied, admin_api):
     def can(verb, resource, group="", namespace="", subresource=""):
         return allowed(admin_api, WATCHER, SA_GROUPS, verb, resource, group, namespace,
                        subresource)
@@ -120,10 +120,14 @@ def test_the_watcher_reads_everywhere_and_changes_nothing(applied, admin_api):
     assert can("watch", "events") and can("watch", "resourcequotas")
     assert can("list", "nodes") and can("list", "jobs", "batch")
     assert can("get", "pods", namespace="team-nlp", subresource="log")
+    # the evidence it kept, written on the job (an annotation)
+    assert can("patch", "mpijobs", "kubeflow.org", namespace="team-nlp")
+    assert can("patch", "trainjobs", "trainer.kubeflow.org", namespace="team-nlp")
     # and nothing more
     assert not can("create", "mpijobs", "kubeflow.org", namespace="team-nlp")
+    assert not can("delete", "mpijobs", "kubeflow.org", namespace="team-nlp")
     assert not can("delete", "pods", namespace="team-nlp")
-    assert not can("patch", "mpijobs", "kubeflow.org", namespace="team-nlp")
+    assert not can("patch", "pods", namespace="team-nlp")
     assert not can("list", "secrets")
     assert not can("get", "configmaps", namespace="team-nlp")
     assert not can("create", "subjectaccessreviews", "authorization.k8s.io")

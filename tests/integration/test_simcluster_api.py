@@ -832,6 +832,20 @@ def test_huge_bodies_are_too_large(raw):
     assert body["message"] == "Request entity too large: limit is 3145728"
 
 
+def test_a_large_body_that_arrives_in_parts_is_read_whole(raw):
+    blob = "x" * (2 * 1024 * 1024)
+    text = json.dumps({"metadata": {"name": "large"}, "data": {"blob": blob}}).encode()
+
+    def parts():  # sent chunked: the server gets it in many reads
+        for start in range(0, len(text), 64 * 1024):
+            yield text[start:start + 64 * 1024]
+
+    resp = raw("POST", CM_PATH, data=parts(), headers={"Content-Type": "application/json"})
+    assert resp.status_code == 201, resp.text[:300]
+    assert resp.json()["data"]["blob"] == blob
+    assert raw("DELETE", f"{CM_PATH}/large").status_code == 200
+
+
 @pytest.mark.parametrize("query,message", [
     ("labelSelector=app%20in%20web", "unable to parse requirement: found 'web' expected: '('"),
     ("labelSelector=app%3D%3D%3Dx", "unable to parse requirement:"),

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import copy
 
-from odh.training.diagnosis.evidence import Kept, ghosts, kept_tails, moments
+from odh.training.diagnosis.evidence import (
+    ANNOTATION,
+    Kept,
+    annotation_with,
+    ghosts,
+    kept_on_job,
+    kept_tails,
+    moments,
+)
 
 
 def _pod(restarts=0, state=None, last=None, phase="Running", deleting=False):
@@ -64,3 +72,49 @@ def test_the_diagnosis_gets_back_the_pods_the_cluster_no_longer_has_with_their_l
     assert kept_tails([], kept) == {"pi-launcher-x": "ssh: ... refused again\n"}
     # while the pod is there, the cluster's own pod and log are read instead
     assert ghosts([ghost], kept) == [] and kept_tails([ghost], kept) == {}
+
+
+def _job(annotation=None):
+    meta = {"name": "pi", "namespace": "team-nlp", "uid": "j1"}
+    if annotation is not None:
+        meta["annotations"] = {ANNOTATION: annotation, "team": "nlp"}
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": meta}
+
+
+def test_what_is_kept_on_the_job_reads_back_as_it_was_kept_without_the_command_line():
+    ghost = _pod(state={"terminated": FAILED}, phase="Failed")
+    ghost["metadata"]["annotations"] = {"note": "x" * 500}
+    ghost["spec"]["containers"][0]["command"] = ["mpirun", "-np", "2", "--secret-flag"]
+    moment = Kept("pi-launcher-x", "launcher", 0, True, ghost, "ssh: ... refused\n")
+    (back,) = kept_on_job(_job(annotation_with(_job(), moment)))
+    assert (back.pod_name, back.container, back.run, back.previous, back.gone, back.log) == (
+        "pi-launcher-x", "launcher", 0, True, False, "ssh: ... refused")
+    assert "command" not in back.pod["spec"]["containers"][0]
+    assert "annotations" not in back.pod["metadata"]
+    assert ghosts([], [back])[0]["status"]["phase"] == "Failed"
+
+
+def test_the_job_keeps_the_newest_runs_and_the_end_of_each_log_within_bounds():
+    job = _job()
+    long_log = "".join(f"2026-11-30T01:00:{i % 60:02d}Z line {i} {'.' * 60}\n"
+                       for i in range(500))
+    for run in range(20):
+        moment = Kept("pi-launcher-x", "launcher", run, True, _pod(restarts=run + 1,
+                      last=FAILED), long_log)
+        job = _job(annotation_with(job, moment))
+    text = job["metadata"]["annotations"][ANNOTATION]
+    assert len(text.encode()) <= 48 * 1024
+    kept = kept_on_job(job)
+    assert [k.run for k in kept] == list(range(12, 20))  # the newest eight
+    assert kept[-1].log.endswith("line 499 " + "." * 60)
+    assert len(kept[-1].log.encode()) <= 4096
+    # written again, a run is not kept twice
+    again = _job(annotation_with(job, kept[-1]))
+    assert [k.run for k in kept_on_job(again)] == list(range(12, 20))
+
+
+def test_an_annotation_someone_else_wrote_is_not_evidence():
+    for junk in ("not json", '{"pod": "x"}', '[{"pod": "a", "snapshot": {}}]',
+                 '[{"pod": "a", "run": "x", "snapshot": {"metadata": {"name": "a"}}}]', 42):
+        assert kept_on_job(_job(junk)) == []
+    assert kept_on_job(_job()) == []

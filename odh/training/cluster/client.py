@@ -463,6 +463,17 @@ class ClusterClient:
                           namespace, kind.plural, name, patch, namespace=namespace,
                           _content_type="application/merge-patch+json")
 
+    def annotate_job(self, kind: JobKind, namespace: str, name: str, key: str, value: str,
+                     resource_version: str) -> Obj:
+        """Set one annotation of the job as it was at `resource_version` (a Conflict if it
+        changed since: read it again, then write)."""
+        _require_names(namespace, name, kind.plural)
+        patch = {"metadata": {"annotations": {key: value},
+                              "resourceVersion": resource_version}}
+        return self._call(self.custom.patch_namespaced_custom_object, kind.group, kind.version,
+                          namespace, kind.plural, name, patch, namespace=namespace,
+                          _content_type="application/merge-patch+json")
+
     def create_job(self, kind: JobKind, namespace: str, manifest: Obj,
                    dry_run: bool = False, field_validation: str | None = None) -> Obj:
         """Create the job (`dry_run`: only the API server's checks, nothing is created).

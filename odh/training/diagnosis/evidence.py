@@ -19,6 +19,7 @@ Pure functions: the dashboard's watch hub finds the moments and reads the logs
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,3 +169,84 @@ def kept_tails(live_pods: list[Obj], kept: list[Kept]) -> dict[str, str]:
         if k.pod_name not in found or k.run > found[k.pod_name][0]:
             found[k.pod_name] = (k.run, k.log)
     return {pod: text for pod, (_run, text) in found.items()}
+
+
+# -- kept on the job itself, for every reader ------------------------------------------------
+# The dashboard's database is its own; `odh training describe`, the SDK and `kubectl
+# describe` read the cluster. So the watcher also writes what it kept, small, on the job
+# object (an annotation, with the watcher's service account): whoever may read the job
+# reads it, and it goes with the job. Each log tail is what a container's
+# `terminationMessagePolicy: FallbackToLogsOnError` would show anyone who may read its pod
+# (the kubelet keeps the last 80 lines, at most 2 KiB there: 4 KiB here, with timestamps).
+ANNOTATION = "opendatahub.io/kept-evidence"
+ANNOTATION_LINES = 80
+ANNOTATION_LOG_BYTES = 4096
+ANNOTATION_BYTES = 48 * 1024  # of the API server's 256 KiB for all of an object's annotations
+ANNOTATION_MOMENTS = 8
+
+
+def _short_tail(text: str) -> str:
+    lines = text.splitlines()[-ANNOTATION_LINES:]
+    while lines and len("\n".join(lines).encode()) > ANNOTATION_LOG_BYTES:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def _compact(pod: Obj) -> Obj:
+    """The snapshot without what a diagnosis does not read of a pod that is gone: its
+    annotations and its containers' command lines."""
+    pod = copy.deepcopy(pod)
+    as_dict(pod.get("metadata")).pop("annotations", None)
+    for container in as_list(get_path(pod, ["spec", "containers"])):
+        if isinstance(container, dict):
+            container.pop("command", None)
+            container.pop("args", None)
+    return pod
+
+
+def _as_record(k: Kept) -> Obj:
+    return {"pod": k.pod_name, "container": k.container, "run": k.run,
+            "previous": k.previous, "gone": k.gone, "snapshot": _compact(k.pod),
+            "log": _short_tail(k.log)}
+
+
+def kept_on_job(job: Obj) -> list[Kept]:
+    """What the watcher wrote on the job (`ANNOTATION`); nothing where it wrote nothing or
+    something else is there (a person may edit a job's annotations)."""
+    raw = get_path(job, ["metadata", "annotations", ANNOTATION])
+    if not isinstance(raw, str):
+        return []
+    try:
+        records = json.loads(raw)
+    except ValueError:
+        return []
+    kept = []
+    for record in as_list(records):
+        record = as_dict(record)
+        pod, snapshot_ = record.get("pod"), as_dict(record.get("snapshot"))
+        if not isinstance(pod, str) or not pod or get_path(snapshot_, ["metadata", "name"]) != pod:
+            continue
+        try:
+            run = int(record.get("run", 0))
+        except (TypeError, ValueError):
+            continue
+        kept.append(Kept(pod, str(record.get("container") or ""), run,
+                         bool(record.get("previous")), snapshot_, str(record.get("log") or ""),
+                         bool(record.get("gone"))))
+    return kept
+
+
+def annotation_with(job: Obj, moment: Kept) -> str:
+    """The annotation's new value: what the job carries, with `moment`; the newest
+    ANNOTATION_MOMENTS that fit in ANNOTATION_BYTES (a pod's last state when it went
+    away outlives its runs)."""
+    key = (moment.pod_name, moment.container, moment.run)
+    kept = [k for k in kept_on_job(job) if (k.pod_name, k.container, k.run) != key]
+    kept.append(moment)
+    records = [_as_record(k) for k in kept][-ANNOTATION_MOMENTS:]
+    while True:
+        text = json.dumps(records, separators=(",", ":"), sort_keys=True)
+        if len(text.encode()) <= ANNOTATION_BYTES or len(records) <= 1:
+            return text
+        runs = [i for i, r in enumerate(records) if not r["gone"]]
+        records.pop(runs[0] if runs else 0)

@@ -22,6 +22,7 @@ the cluster's free GPUs, similar successful runs from its history, dismissed hin
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from datetime import UTC, datetime
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
+from odh.training.diagnosis.evidence import ghosts, kept_on_job, kept_tails
 from odh.training.diagnosis.facts import Facts, GpuHolder, LogTail, SimilarRun, Usage
 from odh.training.i18n import _
 from odh.training.kinds import KINDS
@@ -38,6 +40,7 @@ from odh.training.metrics.prometheus import PrometheusClient
 from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries, quote
 from odh.training.metrics.series import gpu_scale, parse_vector
 from odh.training.status.pods import PULL_REASONS, ReplicaState
+from odh.training.status.summarize import summarize
 from odh.training.status.summary import JobStatus, JobSummary
 
 log = logging.getLogger("odh.training.diagnosis")
@@ -257,6 +260,17 @@ def gather(client: ClusterClient, job: dict, pods: list[dict], events: list[dict
     s = facts.s
     if s.status in (JobStatus.SUCCEEDED, JobStatus.SUSPENDED):
         return facts
+    kept = kept_on_job(job)
+    gone = ghosts(pods, kept)
+    if gone:  # the pods the watcher kept on the job count as its pods, as they were
+        tails = kept_tails(pods, kept)
+        pods = pods + gone
+        facts = Facts(job, pods, events, now=now, dismissed=sources.dismissed,
+                      summary=summarize(job, pods, events, s.observed_at))
+        if sources.hang_after_seconds is not None:
+            facts.hang_after_seconds = sources.hang_after_seconds
+        s = facts.s
+        sources = dataclasses.replace(sources, logs={**tails, **sources.logs})
     saved_timeout = client.timeout
     client.timeout = TIMEOUT
     reader = _Reader(client, s.namespace, _Budget(budget), facts.unread)

@@ -70,6 +70,17 @@ def _headline(sim, token: str, name: str) -> str:
     return re.sub(r"\bcpu-\d+\b", "<node>", found.headline)
 
 
+def _cli_headline(sim, name: str) -> str:
+    """What `odh training describe` and the SDK's diagnose() say, with alice's own client."""
+    from odh.training.cluster.client import ClusterClient
+    from odh.training.diagnosis.gather import diagnose_job
+    from odh.training.kinds import MPIJOB
+    with ClusterClient(sim.api_client("alice")) as client:
+        _detail, found = diagnose_job(client, MPIJOB, NS, name)
+    assert found is not None, name
+    return re.sub(r"\bcpu-\d+\b", "<node>", found.headline)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
     from channels.layers import InMemoryChannelLayer
@@ -108,6 +119,13 @@ def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
         # what made it possible: the upstream Launcher's failed runs, kept with their logs
         kept = KeptEvidence.objects.filter(job_name="up-mpi-connection-refused")
         assert any("Connection refused" in row.log for row in kept)
+        # the CLI and the SDK, which read the cluster and not the dashboard's database, tell
+        # the same: the watcher wrote what it kept on the job
+        cli = {f: _cli_headline(sim, f"up-{f}") for f in FAILURES}
+        assert {f: (cli[f], up) for f, (up, _wz) in told.items() if cli[f] != up} == {}
+        annotation = jobs.get("up-mpi-connection-refused")["metadata"]["annotations"][
+            "opendatahub.io/kept-evidence"]
+        assert "Connection refused" in annotation
     finally:
         jobs.cleanup()
         hub.stop()

@@ -10,7 +10,8 @@ while no watcher ran) is kept then, if it was not before. A log read right after
 container ended usually finds it: a restarted container's previous run stays readable
 until its next restart, a failed Launcher's pod until its Job gives up on it. What could
 not be read is kept without its log. Written once per (job, pod, container, run),
-whichever watcher sees it.
+whichever watcher sees it; that watcher also writes it, small, on the job object
+(`ANNOTATION`), where the CLI, the SDK and kubectl read it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ from typing import Any
 
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
-from odh.training.diagnosis.evidence import TAIL_LINES, Moment, moments
+from odh.training.diagnosis.evidence import (
+    ANNOTATION,
+    TAIL_LINES,
+    Kept,
+    Moment,
+    annotation_with,
+    moments,
+)
+from odh.training.kinds import kind_for_object
+from odh.training.paths import get_path
 from training.live.hub.background import Background
 
 log = logging.getLogger("training.live.hub")
@@ -57,12 +67,14 @@ class EvidenceKeeper(Background):
         self.already = kept
         self.kept = 0
         self.errors = 0
-        self._queue: deque[tuple[str, str, str, Moment]] = deque(maxlen=QUEUE_MAX)
+        self.published = 0
+        self._queue: deque[tuple[Obj, Moment]] = deque(maxlen=QUEUE_MAX)
         self._busy = False
 
     def stats(self) -> dict[str, int]:
         with self._cond:
-            return {"kept": self.kept, "queued": len(self._queue), "errors": self.errors}
+            return {"kept": self.kept, "published": self.published,
+                    "queued": len(self._queue), "errors": self.errors}
 
     def idle(self) -> bool:
         with self._cond:
@@ -73,14 +85,11 @@ class EvidenceKeeper(Background):
         """A pod of `job` changed (`after` None: deleted); `before` as the index had it."""
         if job is None:
             return
-        meta = job.get("metadata") or {}
-        uid, ns, name = str(meta.get("uid") or ""), str(meta.get("namespace") or ""), \
-            str(meta.get("name") or "")
         found = moments(before, after)
-        if not uid or not found:
+        if not (job.get("metadata") or {}).get("uid") or not found:
             return
         with self._cond:
-            self._queue.extend((uid, ns, name, m) for m in found)
+            self._queue.extend((job, m) for m in found)
             self._cond.notify()
 
     # -- the keeper's thread ---------------------------------------------------------------------
@@ -119,25 +128,57 @@ class EvidenceKeeper(Background):
                     self._keep(*item)
                 except Exception as e:  # the database away: this moment is not kept
                     self.errors += 1
-                    log.warning("evidence: could not keep %s/%s: %s", item[1], item[3].pod_name,
-                                e)
+                    log.warning("evidence: could not keep %s: %s", item[1].pod_name, e)
                 finally:
                     close_old_connections()
         finally:
             connection.close()
 
-    def _keep(self, job_uid: str, namespace: str, job_name: str, moment: Moment) -> None:
+    def _keep(self, job: Obj, moment: Moment) -> None:
+        meta = job.get("metadata") or {}
+        job_uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
         # what the hub lists when it starts again is seen again: kept already, not read
         if self.already(job_uid, moment.pod_name, moment.container, moment.run):
             return
         text = "" if moment.gone else self._read(namespace, moment)
-        created = self.keep(job_uid=job_uid, namespace=namespace, job_name=job_name,
-                            pod=moment.pod_name, container=moment.container, run=moment.run,
+        created = self.keep(job_uid=job_uid, namespace=namespace,
+                            job_name=str(meta.get("name") or ""), pod=moment.pod_name,
+                            container=moment.container, run=moment.run,
                             previous=moment.previous, gone=moment.gone, snapshot=moment.pod,
                             log=text)
         if created:
             with self._cond:
                 self.kept += 1
+            # whichever watcher kept it first writes it on the job too
+            self._publish(job, Kept(moment.pod_name, moment.container, moment.run,
+                                    moment.previous, moment.pod, text, moment.gone))
+
+    def _publish(self, job: Obj, kept: Kept) -> None:
+        """Write the moment on the job (odh.training.diagnosis.evidence.ANNOTATION), for the
+        CLI, the SDK and kubectl; the database has it whatever happens here."""
+        kind = kind_for_object(job)
+        meta = job.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        if kind is None:
+            return
+        try:
+            with self.client_factory() as client:
+                for _attempt in range(3):
+                    current = client.get_job(kind, namespace, name)
+                    if get_path(current, ["metadata", "uid"]) != meta.get("uid"):
+                        return  # another job of that name now
+                    try:
+                        client.annotate_job(kind, namespace, name, ANNOTATION,
+                                            annotation_with(current, kept),
+                                            str(get_path(current, ["metadata",
+                                                                   "resourceVersion"])))
+                    except errors.Conflict:
+                        continue  # the job changed meanwhile: read it again
+                    with self._cond:
+                        self.published += 1
+                    return
+        except errors.ClusterError as e:  # gone, or this account may not patch jobs
+            log.info("evidence: not written on %s/%s (%s)", namespace, name, e.message)
 
     def _read(self, namespace: str, moment: Moment) -> str:
         try:
