@@ -2,9 +2,12 @@
 
 Where the numbers come from, and what they cost:
 
-- Overview of a running job: one read of the launcher's (or master's, chief's) last 200
-  lines with timestamps, with a short timeout (2 s to connect, 3 s to read); the totals
-  a log may not print come from the job's command (`--epochs 90`).
+- Overview of a running job: one read of the launcher's (or master's, chief's; a
+  TrainJob's launcher or node 0) last 200 lines with timestamps, with a short timeout (2 s
+  to connect, 3 s to read); the totals a log may not print come from the job's command
+  (`--epochs 90`). A job that reports its progress on itself (a TrainJob's
+  `status.trainerStatus`, where the Trainer's TrainJobStatus feature gate is on) is
+  believed instead, with no log read.
 - Job list: only the running jobs on the page shown, at most 25, read in parallel worker
   threads with the same short timeout and an overall deadline of 4 s; a job whose log is
   slow or unreadable simply shows no bar. Answers are kept 20 s (Django's cache: Redis,
@@ -68,9 +71,12 @@ def tail_key(token: str, summary: JobSummary) -> str:
 def read_progress(client: ClusterClient, summary: JobSummary,
                   hints: tuple[int | None, int | None] = (None, None),
                   token: str = "") -> Progress | None:
-    """Progress from the job's launcher log, or None (not running, nothing recognised)."""
+    """Progress as the job reports it of itself (a TrainJob's trainerStatus: no log read),
+    else from its launcher's log; None: not running, nothing recognised."""
     if summary.status != JobStatus.RUNNING:
         return None
+    if summary.reported_progress is not None:
+        return summary.reported_progress
     source = progress_source(summary.replicas)
     if source is None or getattr(source, "status", "") != "Running":
         return None
@@ -88,7 +94,7 @@ def for_overview(token: str, summary: JobSummary, job: dict) -> Progress | None:
     try:
         with client_for_token(token) as client:
             client.timeout = TIMEOUT
-            progress = read_progress(client, summary, hints_from_job(job))
+            progress = read_progress(client, summary, hints_from_job(summary.kind, job))
     except errors.ClusterError as e:
         log.info("no progress for %s: %s", job_key(summary), e.message)
         return None

@@ -308,12 +308,56 @@ def test_progress_source_prefers_the_launcher_then_master_chief_then_worker_0():
 
 
 def test_hints_from_job():
+    from odh.training.kinds import KINDS
     from odh.training.logs.progress import hints_from_job
     job = {"spec": {"mpiReplicaSpecs": {"Launcher": {"template": {"spec": {"containers": [{
         "command": ["horovodrun", "-np", "8", "python", "/workspace/train_resnet.py",
                     "--epochs", "12"]}]}}}}}}
-    assert hints_from_job(job) == (12, None)
-    torch = {"spec": {"pytorchReplicaSpecs": {"Master": {"template": {"spec": {"containers": [{
-        "command": ["torchrun"], "args": ["train.py", "--max_steps=400"]}]}}}}}}
-    assert hints_from_job(torch) == (None, 400)
-    assert hints_from_job({}) == (None, None)
+    assert hints_from_job(KINDS["mpijob"], job) == (12, None)
+    torch = {"spec": {"pytorchReplicaSpecs": {"Worker": {"template": {"spec": {"containers": [{
+        "command": ["torchrun"], "args": ["train.py", "--max_steps=900"]}]}}},
+        "Master": {"template": {"spec": {"containers": [{
+            "command": ["torchrun"], "args": ["train.py", "--max_steps=400"]}]}}}}}}
+    assert hints_from_job(KINDS["pytorchjob"], torch) == (None, 400)  # the Master's
+    assert hints_from_job(KINDS["mpijob"], {}) == (None, None)
+
+
+def test_a_trainjobs_totals_come_from_its_trainer_command():
+    """A TrainJob names its command in spec.trainer: a log that prints no total (Horovod's
+    PyTorch example, as a torch runtime's node 0 writes it) reads "Epoch 3 of 90"."""
+    from odh.training.kinds import TRAINJOB
+    from odh.training.logs.progress import hints_from_job, parse_progress
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "spec": {"runtimeRef": {"name": "torch-distributed"},
+                    "trainer": {"command": ["torchrun", "/workspace/train.py"],
+                                "args": ["--epochs", "90"]}}}
+    epochs, steps = hints_from_job(TRAINJOB, job)
+    assert (epochs, steps) == (90, None)
+    progress = parse_progress(["Train Epoch: 3 [30080/60000 (50%)]\tLoss: 0.2"],
+                              total_hint=epochs, step_hint=steps)
+    assert progress is not None and (progress.current, progress.total) == (3, 90)
+    assert hints_from_job(TRAINJOB, {"spec": {}}) == (None, None)
+
+
+def test_a_trainjobs_trainer_status_is_its_progress():
+    """Upstream's status.trainerStatus (progressPercentage, estimatedRemainingSeconds,
+    lastUpdatedTime): the time left counts down from when the trainer said it."""
+    from datetime import UTC, datetime
+
+    from odh.training.kinds import MPIJOB, TRAINJOB
+    from odh.training.logs.progress import REPORTED
+    said = {"progressPercentage": 40, "estimatedRemainingSeconds": 5400,
+            "lastUpdatedTime": "2026-01-01T10:00:00Z"}
+    progress = TRAINJOB.reported_progress({"status": {"trainerStatus": said}})
+    assert progress is not None
+    assert (progress.unit, progress.percent, progress.total) == (REPORTED, 40, 100)
+    assert progress.eta_at(datetime(2026, 1, 1, 10, 30, tzinfo=UTC)) == 3600
+    only_eta = TRAINJOB.reported_progress({"status": {"trainerStatus": {
+        "estimatedRemainingSeconds": 60, "lastUpdatedTime": "2026-01-01T10:00:00Z"}}})
+    assert only_eta is not None and only_eta.percent is None and only_eta.eta_seconds == 60
+    # nothing reported (the feature gate off, or not yet), or nonsense: read from the log
+    for status in ({}, {"trainerStatus": {"lastUpdatedTime": "2026-01-01T10:00:00Z"}},
+                   {"trainerStatus": {"progressPercentage": "40"}},
+                   {"trainerStatus": {"progressPercentage": True}}):
+        assert TRAINJOB.reported_progress({"status": status}) is None, status
+    assert MPIJOB.reported_progress({"status": {"trainerStatus": said}}) is None

@@ -8,7 +8,7 @@ from django import template
 from django.utils.translation import gettext as _
 
 from odh.training.durations import format_duration
-from odh.training.logs.progress import EPOCH
+from odh.training.logs.progress import EPOCH, REPORTED
 
 register = template.Library()
 
@@ -22,8 +22,11 @@ def progress_of(progress_by_job, job) -> object | None:
 
 
 def describe(progress) -> str:
-    """"Epoch 3 of 40", "Step 1,200 of 5,000", "Epoch 3" (total unknown)."""
+    """"Epoch 3 of 40", "Step 1,200 of 5,000", "Epoch 3" (total unknown), or the trainer's own
+    report."""
     values = {"current": f"{progress.current:,}", "total": f"{progress.total or 0:,}"}
+    if progress.unit == REPORTED:  # a percentage, shown beside the bar
+        return _("Progress reported by the trainer")
     if progress.unit == EPOCH:
         if progress.total:
             return _("Epoch %(current)s of %(total)s") % values

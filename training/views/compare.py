@@ -138,7 +138,7 @@ def _live_column(request: HttpRequest, client, ref: str, project: str, kind, nam
         try:
             text = client.read_log(project, source.name, tail_lines=500, timestamps=True)
             column.progress = progress_over_time(str(text).splitlines(), start.timestamp(),
-                                                 hints_from_job(detail.job)[0])
+                                                 hints_from_job(kind, detail.job)[0])
         except errors.ClusterError as e:
             log.info("no progress series for %s: %s", ref, e.message)
         finally:

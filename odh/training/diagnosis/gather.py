@@ -226,7 +226,9 @@ def _holders(reader: _Reader, summary: JobSummary, now: datetime) -> list[GpuHol
     for index, other in enumerate(running):
         eta = None
         source = progress_source(other.replicas)
-        if index < MAX_HOLDERS and isinstance(source, ReplicaState) and source.exists:
+        if other.reported_progress is not None:  # as the job reports it: no log to read
+            eta = other.reported_progress.eta_at(now)
+        elif index < MAX_HOLDERS and isinstance(source, ReplicaState) and source.exists:
             text = reader.read(_("the progress of the jobs holding GPUs"), lambda s=source, o=other:
                                reader.client.read_log(o.namespace, s.name, tail_lines=200,
                                                       timestamps=True))

@@ -16,6 +16,7 @@ from typing import Any
 
 from odh.training.i18n import LazyText, _, gettext_lazy
 from odh.training.kinds.jobspec import JobSpec, ManifestError, SpecModel
+from odh.training.logs.progress import Progress
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
@@ -186,6 +187,22 @@ class JobKind:
             gpus = pod_gpus(as_dict(get_path(replica, ["template", "spec"])))
             expected.append((name, count, gpus))
         return expected
+
+    def commands(self, job: dict) -> list[list[str]]:
+        """The command and arguments of each container its spec names, the lead role's first
+        (where a progress log's totals may be named: `--epochs 90`)."""
+        order = {role: i for i, role in enumerate(self.roles)}
+        specs = sorted(as_dict(get_path(job, ["spec", self.replica_specs_field])).items(),
+                       key=lambda item: order.get(role_name(str(item[0])), len(order)))
+        return [[str(a) for a in (*as_list(c.get("command")), *as_list(c.get("args")))]
+                for _role, replica in specs
+                for c in as_list(get_path(replica, ["template", "spec", "containers"]))
+                if isinstance(c, dict)]
+
+    def reported_progress(self, job: dict) -> Progress | None:
+        """How far the job's training has got as its controller reports it on the job, when
+        it does (the Kubeflow v1 kinds do not: their progress is read from a log)."""
+        return None
 
     def placeholder_name(self, job_name: str, role: str, index: int) -> str:
         """The name a pod not created yet is shown under (the name its operator will give it)."""

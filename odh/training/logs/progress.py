@@ -35,10 +35,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from odh.training.durations import parse_timestamp
 
-EPOCH, STEP = "epoch", "step"
+if TYPE_CHECKING:
+    from odh.training.kinds.base import JobKind
+
+# REPORTED: a percentage the job reports of itself (no epoch or step; see `reported`)
+EPOCH, STEP, REPORTED = "epoch", "step", "reported"
 
 
 @dataclass(frozen=True)
@@ -292,16 +297,28 @@ def progress_source(replicas: Sequence) -> object | None:
     return workers[0] if workers else None
 
 
-def hints_from_job(job: dict) -> tuple[int | None, int | None]:
-    """(epochs, steps) named in the command of the job's launcher (or master, chief)."""
-    spec = job.get("spec") or {}
-    replica_specs = (spec.get("mpiReplicaSpecs") or spec.get("pytorchReplicaSpecs")
-                     or spec.get("tfReplicaSpecs") or {})
-    for role in (*_SOURCE_ROLES, "Worker"):
-        template = ((replica_specs.get(role) or {}).get("template") or {}).get("spec") or {}
-        for container in template.get("containers") or []:
-            argv = [*(container.get("command") or []), *(container.get("args") or [])]
-            epochs, steps = total_hint_from_args(argv)
-            if epochs or steps:
-                return epochs, steps
+def hints_from_job(kind: JobKind, job: dict) -> tuple[int | None, int | None]:
+    """(epochs, steps) named in the command of the job's lead (its launcher, master, chief;
+    a TrainJob's trainer), as its kind (odh.training.kinds.JobKind) reads its commands."""
+    for argv in kind.commands(job):
+        epochs, steps = total_hint_from_args(argv)
+        if epochs or steps:
+            return epochs, steps
     return None, None
+
+
+def reported(percent: object, remaining: object, as_of: object) -> Progress | None:
+    """The progress a job's controller reports on the job itself (a TrainJob's
+    `status.trainerStatus`: a percentage and the seconds left, either may be unknown, as of
+    `as_of`), or None when it reports neither. Unit REPORTED: no epoch or step is known."""
+    def whole(value: object, top: int | None = None) -> int | None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None
+        return min(value, top) if top is not None else value
+    done, left = whole(percent, 100), whole(remaining)
+    if done is None and left is None:
+        return None
+    return Progress(current=done or 0, total=100 if done is not None else None, unit=REPORTED,
+                    fraction=None if done is None else done / 100,
+                    eta_seconds=None if left is None else float(left), done=float(done or 0),
+                    as_of=parse_timestamp(as_of if isinstance(as_of, str) else None))

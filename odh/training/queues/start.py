@@ -171,10 +171,10 @@ def estimate(standing: QueueStanding, cluster_queue: Obj, workloads: list[Obj],
 
 
 def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
-    """`ends_in` from each running job's progress, as its launcher's log tells it (the
-    Overview's progress bar's estimate): one get of the job, one list of its pods and one
-    read of a log tail per job, with the person's client. None when the job cannot be read,
-    is not running or its log gives no estimate."""
+    """`ends_in` from each running job's progress, as it reports it on itself (a TrainJob's
+    trainerStatus) or its launcher's log tells it (the Overview's progress bar's estimate):
+    one get of the job, one list of its pods and one read of a log tail per job, with the
+    person's client. None when the job cannot be read, is not running or gives no estimate."""
     now = now or datetime.now(UTC)
 
     def ends_in(namespace: str, kind_name: str, name: str) -> float | None:
@@ -184,6 +184,8 @@ def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
         try:
             job = client.get_job(kind, namespace, name)
             summary = summarize(job, client.list_job_pods(namespace, name, kind), None, now)
+            if summary.status == JobStatus.RUNNING and summary.reported_progress is not None:
+                return summary.reported_progress.eta_at(now)
             source = progress_source(summary.replicas)
             if summary.status != JobStatus.RUNNING or source is None \
                     or getattr(source, "status", "") != "Running":
@@ -192,7 +194,7 @@ def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
                                    timestamps=True)
         except errors.ClusterError:
             return None
-        epochs, steps = hints_from_job(job)
+        epochs, steps = hints_from_job(kind, job)
         progress = parse_progress(str(text).splitlines(), total_hint=epochs, step_hint=steps)
         return progress.eta_at(now) if progress is not None else None
 

@@ -191,6 +191,7 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         conditions=conditions, observed_at=now or datetime.now(UTC),
         queue=str(as_dict(meta.get("labels")).get(QUEUE_LABEL, "")),
         held_by_queue=status == JobStatus.PENDING and held_by_queue(job),
+        reported_progress=kind.reported_progress(job),
     )
     step, reason, message = lifecycle_step(summary, decisive, events)
     summary.lifecycle_step = step

@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from odh.training.i18n import LazyText
 from odh.training.kinds import JobKind
+from odh.training.logs.progress import Progress
 from odh.training.status.pods import ReplicaState
 
 
@@ -67,6 +68,9 @@ class JobSummary:
     # Kueue holds it suspended until its ClusterQueue admits it (it names a queue and its
     # spec says suspend): Pending to its owner, "Queued" everywhere
     held_by_queue: bool = False
+    # how far training has got as the job reports it of itself (a TrainJob's
+    # status.trainerStatus); None: read from its log, if at all (odh.training.logs.progress)
+    reported_progress: Progress | None = None
 
     @property
     def replicas(self) -> list[ReplicaState]:

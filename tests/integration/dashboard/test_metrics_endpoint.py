@@ -118,6 +118,27 @@ def test_job_counts_match_the_cluster(hub, demo_cluster):
                      status=status) is not None
 
 
+def test_trainjobs_are_counted_under_their_kind(hub):
+    """The demo's TrainJobs (Kubeflow Trainer v2) in the same series as the other kinds,
+    `type="TrainJob"`, and their node pods among the workers (not the MPI launcher)."""
+    def counted() -> dict | None:
+        samples = parse(scrape())
+        jobs = {(p, s): value(samples, "mpijob_dashboard_jobs", project=p, type="TrainJob",
+                              status=s)
+                for p, s in (("research", "Running"), ("research", "Succeeded"),
+                             ("research", "Suspended"), ("team-nlp", "Pending"),
+                             ("team-nlp", "Failed"))}
+        return {"jobs": jobs, "samples": samples} if all(jobs.values()) else None
+
+    found = wait_until(counted, 30, message="the demo's TrainJobs counted")
+    # xgboost-mpi-bench runs: its 2 nodes, not its launcher
+    assert value(found["samples"], "mpijob_dashboard_workers", project="research",
+                 type="TrainJob", state="active") >= 2
+    # t5-large-summarize's evicted node pods
+    assert value(found["samples"], "mpijob_dashboard_workers", project="team-nlp",
+                 type="TrainJob", state="failed") >= 1
+
+
 def test_workers_match_the_pods(hub, demo_cluster):
     from kubernetes import client as k8s
 

@@ -14,6 +14,7 @@ from odh.training.kinds.base import (
     JobKind,
     role_name,
 )
+from odh.training.logs.progress import Progress, reported
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
@@ -43,6 +44,18 @@ class TrainJobKind(JobKind):
         gpus = int(container_requests(resources).get(GPU_RESOURCE, 0))
         count = max(0, nodes) if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
         return [("Worker", count, gpus)]
+
+    def commands(self, job: dict) -> list[list[str]]:
+        trainer = as_dict(get_path(job, ["spec", "trainer"]))
+        return [[str(a) for a in (*as_list(trainer.get("command")),
+                                  *as_list(trainer.get("args")))]]
+
+    def reported_progress(self, job: dict) -> Progress | None:
+        # upstream's status.trainerStatus (alpha, the TrainJobStatus feature gate): what the
+        # trainer reports of itself, as of lastUpdatedTime
+        status = as_dict(get_path(job, ["status", "trainerStatus"]))
+        return reported(status.get("progressPercentage"),
+                        status.get("estimatedRemainingSeconds"), status.get("lastUpdatedTime"))
 
     def placeholder_name(self, job_name: str, role: str, index: int) -> str:
         return f"{job_name}-node-0-{index}"
