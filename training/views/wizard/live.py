@@ -14,6 +14,7 @@ from training.cluster import user_client
 from training.models import WizardDraft
 from training.projects import projects_for_user
 from training.views.wizard.base import get_draft_for_user, step_url
+from training.views.wizard.render import runtime_choice
 from training.web import params
 from training.wizard import checks, drafts
 from training.wizard import queue as wizard_queue
@@ -42,12 +43,16 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
     data = _merge_posted(request, draft, only=name)
     with user_client(request) as client:
         projects = projects_for_user(request, client)
-        _facts, _spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
-                                                              draft.job_kind)
+        _facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
+                                                             draft.job_kind)
+        # another project offers other runtimes (its own TrainingRuntimes)
+        runtimes = runtime_choice(request, client, draft, data, spec.namespace, found) \
+            if name == "namespace" else b""
     entry = found.get(name, {"errors": [], "warnings": []})
     response = render(request, "training/wizard/parts.html#field-message-body", {
         "message_id": f"id_{name}-message", "errors": entry["errors"],
         "warnings": entry["warnings"]})
+    response.content += runtimes
     step = request.POST.get("step", "")
     if step in drafts.STEP_FIELDS and not checks.errors_in(found, step):
         # the step's "Some fields need your attention" goes when its errors have gone

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
@@ -70,12 +71,7 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             else RuntimeChoices()
         context["runtimes"] = runtimes
         if step == "configuration":
-            form = ConfigurationForm(data=_form_data(data, drafts.CONFIGURATION_FIELDS),
-                                     validate_url=validate_url, messages=shown, kind=kind)
-            if "runtime" in form.fields:
-                form.set_choices("runtime", runtimes.choices(),
-                                 _("%(value)s (not found: choose another runtime)")
-                                 if runtimes.cluster_listed else "%(value)s")
+            form = configuration_form(data, validate_url, shown, kind, runtimes)
             # only the projects where the person may create MPIJobs
             creatable = set(permissions.may_create_in(request, client,
                                                       [p.name for p in projects], kind))
@@ -108,6 +104,36 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     if request.htmx and draft is not None and request.method == "GET":
         push_url(response, request.get_full_path())
     return response
+
+
+def configuration_form(data: dict, validate_url: str, shown: dict, kind: JobKind,
+                       runtimes: RuntimeChoices) -> ConfigurationForm:
+    """The Configuration step's form, its runtime select offering `runtimes` (the project's
+    namespace select's choices are the page's to set)."""
+    form = ConfigurationForm(data=_form_data(data, drafts.CONFIGURATION_FIELDS),
+                             validate_url=validate_url, messages=shown, kind=kind)
+    if "runtime" in form.fields:
+        form.set_choices("runtime", runtimes.choices(),
+                         _("%(value)s (not found: choose another runtime)")
+                         if runtimes.cluster_listed else "%(value)s")
+    return form
+
+
+def runtime_choice(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
+                   data: dict, namespace: str, found: dict) -> bytes:
+    """The Configuration step's runtime select and list for the project now chosen, swapped
+    out of band into the page (the answer to a change of project), or b"" for a kind that
+    asks for no runtime: a project's own TrainingRuntimes come and go with it."""
+    kind = draft.job_kind
+    runtimes = runtime_choices(client, namespace, kind)
+    shown = _with_fix_notes(checks.shown_messages(
+        found, data, "configuration", "configuration" in submitted_steps(draft)), data)
+    form = configuration_form(data, reverse("training-job-new-validate", args=[draft.key]),
+                              shown, kind, runtimes)
+    if "runtime" not in form.fields:
+        return b""
+    return render_to_string("training/wizard/parts.html#runtime-choice",
+                            {"form": form, "runtimes": runtimes, "oob": True}, request).encode()
 
 
 def _with_fix_notes(shown: dict, data: dict) -> dict:

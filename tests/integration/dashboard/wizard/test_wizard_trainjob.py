@@ -147,3 +147,61 @@ def test_switching_kinds_keeps_what_both_ask(alice):
     assert d.kind == "trainjob"
     assert (d.data["name"], d.data["image"], d.data["runtime"]) == ("kept-name", IMAGE, MPI)
     assert d.data["launcher_cpu"] == "" and d.data["mpi_implementation"] == ""
+
+
+@pytest.fixture
+def team_cv_runtime(demo_cluster):
+    """A TrainingRuntime of team-cv's own (the upstream torch runtime's template)."""
+    import yaml
+    from kubernetes import client as k8s
+
+    from tests.trainer_scenario import SCENARIOS
+    upstream = yaml.safe_load((SCENARIOS / "trainer-runtimes.yaml").read_text())
+    torch = next(r for r in upstream if r["metadata"]["name"] == "torch-distributed")
+    body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+            "metadata": {"name": "cv-torch", "namespace": "team-cv",
+                         "labels": {"trainer.kubeflow.org/framework": "torch"}},
+            "spec": torch["spec"]}
+    with demo_cluster.api_client("admin") as api:
+        custom = k8s.CustomObjectsApi(api)
+        custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "team-cv",
+                                               "trainingruntimes", body)
+        yield "TrainingRuntime/cv-torch"
+        custom.delete_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "team-cv",
+                                               "trainingruntimes", "cv-torch")
+
+
+def test_the_runtime_select_follows_the_project_chosen(alice, team_cv_runtime):
+    """Choosing another project on the Configuration step (htmx asks the project field's
+    check) swaps in that project's runtimes: its own TrainingRuntimes beside the cluster's."""
+    key = start(alice, start="trainjob")
+    page = alice.get(step_url(key, "configuration")).content.decode()
+    select = page[page.index('<div id="runtime-choice"'):]
+    assert 'name="runtime"' in select and 'hx-post="' in select
+
+    def choose(project: str) -> str:
+        r = alice.post(reverse("training-job-new-validate", args=[key]),
+                       {"step": "configuration", "namespace": project, "runtime": MPI},
+                       HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="namespace")
+        assert r.status_code == 200
+        return html.unescape(r.content.decode())
+
+    body = choose(NS)
+    assert '<div id="runtime-choice" hx-swap-oob="true">' in body
+    assert "mpi-distributed (mpi, the cluster's)" in body
+    assert team_cv_runtime not in body
+    body = choose("team-cv")
+    assert '<div id="runtime-choice" hx-swap-oob="true">' in body
+    assert f'<option value="{team_cv_runtime}">cv-torch (torch, this project\'s)</option>' \
+        in body
+    assert f'<option value="{MPI}" selected>' in body  # what was chosen stays chosen
+    assert "This project's TrainingRuntime" in body  # the list beside it
+    assert draft(key).data["namespace"] == "team-cv"
+    # a reload shows the same
+    assert team_cv_runtime in alice.get(step_url(key, "configuration")).content.decode()
+    assert team_cv_runtime not in choose(NS)
+    # another field's check leaves the runtimes alone
+    r = alice.post(reverse("training-job-new-validate", args=[key]),
+                   {"step": "configuration", "namespace": NS, "name": "x"},
+                   HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="name")
+    assert "runtime-choice" not in r.content.decode()
