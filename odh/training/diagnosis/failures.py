@@ -30,7 +30,7 @@ from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
 from odh.training.diagnosis.netpol import blocking_policies
 from odh.training.durations import format_duration
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import format_memory
 from odh.training.spec import SIDECAR_ANNOTATION
@@ -107,7 +107,8 @@ def oom_killed(facts: Facts) -> Diagnosis | None:
     found.append(suggest.guide("oom-killed"))
     return Diagnosis(
         "oom-killed", Severity.ERROR, Culprit.CONFIGURATION,
-        _("%(pod)s ran out of memory and was killed (exit code 137)")
+        ngettext("%(pod)s ran out of memory and was killed (exit code 137)",
+                 "%(pod)s ran out of memory and were killed (exit code 137)", len(victims))
         % {"pod": several(victims)},
         _consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason="OOMKilled", raw_message=first.message)
@@ -143,7 +144,8 @@ def evicted(facts: Facts) -> Diagnosis | None:
     found += suggest.logs(first) + [suggest.guide("evicted")]
     return Diagnosis(
         "evicted", Severity.ERROR, Culprit.PLATFORM,
-        _("%(pod)s was evicted: %(why)s") % {"pod": several(victims), "why": why},
+        ngettext("%(pod)s was evicted: %(why)s", "%(pod)s were evicted: %(why)s",
+                 len(victims)) % {"pod": several(victims), "why": why},
         _consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason="Evicted", raw_message=text)
 
@@ -168,7 +170,8 @@ def node_lost(facts: Facts) -> Diagnosis | None:
     found += [suggest.guide("node-lost")]
     return Diagnosis(
         "node-lost", Severity.ERROR, Culprit.PLATFORM,
-        _("%(pod)s's node %(node)s stopped responding")
+        ngettext("%(pod)s's node %(node)s stopped responding",
+                 "The node %(node)s of %(pod)s stopped responding", len(victims))
         % {"pod": several(victims), "node": first.node or _("(unknown)")},
         _consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason=first.reason, raw_message=first.message)

@@ -2,7 +2,7 @@
 demo job, a pushed row's line either carries the page's cell id (the browser keeps the
 page's cell: hx-preserve) or says the same line, or fetches it as it is swapped in; so a
 list never flips, half a second after it loads, to a line the job's diagnosis card
-contradicts. In English and in French (no cluster's English in a French row)."""
+contradicts. In English, French, Japanese and Chinese (no cluster's English in their rows)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def _snapshot_cells(token: str, namespaces: list[str], language: str
     return found
 
 
-@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("language", ["en", "fr", "ja", "zh-hans"])
 def test_a_pushed_row_keeps_or_tells_the_pages_line(language, demo, loop_thread, client, db,
                                                     settings, monkeypatch):
     with embedded_hub(demo, loop_thread) as hub:
@@ -104,6 +104,13 @@ def test_a_pushed_row_keeps_or_tells_the_pages_line(language, demo, loop_thread,
         client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
         page = _page_cells(client)
         assert "team-cv-mpijob-vit-l-cpu-heavy" in page, sorted(page)
+        if language != "en":  # every line in the viewer's language
+            client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+            english = _page_cells(client)
+            client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
+            untranslated = {ref: cell[1] for ref, cell in page.items()
+                            if cell[1] == english[ref][1]}
+            assert untranslated == {}, untranslated
         namespaces = ["research", "team-cv", "team-nlp"]
         pushed = _pushed_cells(hub, loop_thread, [f"ns.{ns}" for ns in namespaces], language,
                                set(page))
