@@ -21,6 +21,7 @@ from odh.training.capacity.preflight import ProjectFacts, read_project_facts
 from odh.training.capacity.quota import compute_name, resource_title
 from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
+from odh.training.findings import NP_MISMATCH
 from odh.training.kinds import JobKind
 from odh.training.manifests.totals import number as amount_text
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
@@ -134,6 +135,8 @@ def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
         if name in read.errors:
             continue  # the field could not even be read: that message says it
         _add(found, name, problem.severity, problem.message)
+        if problem.code == NP_MISMATCH:
+            found[name].setdefault("until_workers_chosen", []).append(problem.message)
     namespace = read.spec.namespace
     if namespace and not facts.visible:
         _add(found, "namespace", "error",
@@ -184,7 +187,9 @@ def errors_in(found: dict, step: str) -> dict:
 
 def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
     """Messages a step shows: all after it was submitted; before, only about what the
-    person has typed (no "required" shouting at an empty page)."""
+    person has typed (no "required" shouting at an empty page), and the -np check only
+    once the Workers are chosen (`drafts.WORKERS_CHOSEN_KEY`: the Workers shown on arrival
+    are a default or a copy's, not yet the person's answer)."""
     if submitted or step == "review":
         return found
     shown = {}
@@ -193,6 +198,11 @@ def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
         row = name.split("-")
         if row[0] in ("env", "volume") and len(row) == 3:
             value = "row"  # rows exist only when something was typed in them
+        if m.get("until_workers_chosen") and not data.get(drafts.WORKERS_CHOSEN_KEY):
+            m = {**m, "warnings": [t for t in m["warnings"]
+                                   if t not in m["until_workers_chosen"]]}
+            if not m["errors"] and not m["warnings"]:
+                continue
         if value not in (None, "", []):
             shown[name] = m
     return shown

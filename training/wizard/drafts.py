@@ -253,6 +253,20 @@ def apply_changes(data: dict, changes: dict) -> dict:
 
 
 FIXED_KEY = "fixed"  # what a diagnosis' fix changed: {"label", "fields", "note"}
+# The Workers and slots were chosen on the Resources step (typed, changed by a fix, or the
+# step left with Next or Back): until then a value there is the default or the copy's, and
+# the -np check waits.
+WORKERS_CHOSEN_KEY = "_workers_chosen"
+_WORKER_COUNT = ("workers", "slots_per_worker")
+
+
+def with_workers_chosen(data: dict, before: dict | None = None) -> dict:
+    """`data` marked as having its Workers chosen: always without `before`, else when its
+    Workers or slots differ from those of `before`."""
+    if before is not None and all(str(data.get(n, "")) == str(before.get(n, ""))
+                                  for n in _WORKER_COUNT):
+        return data
+    return {**data, WORKERS_CHOSEN_KEY: True}
 
 
 def apply_fix(data: dict, changes: dict, label: str, fields: list[str], note: str = "") -> dict:

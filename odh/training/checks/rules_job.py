@@ -15,7 +15,7 @@ from odh.training.checks.names import (
     max_job_name_length,
 )
 from odh.training.checks.syntax import is_dns1123_label
-from odh.training.findings import WARNING, FieldError, ValidationContext
+from odh.training.findings import NP_MISMATCH, WARNING, FieldError, ValidationContext
 from odh.training.i18n import _, ngettext, shown
 from odh.training.quantity import QuantityError, format_cpu, parse_quantity
 from odh.training.spec import (
@@ -196,7 +196,7 @@ def check_command(spec: JobSpec, context: ValidationContext) -> Findings:
                 _("The command starts %(np)d MPI ranks (-np %(np)d) but %(workers)d "
                   "workers x %(slots)d slots give %(total)d: change -np to %(total)d, or "
                   "leave it out so mpirun starts one rank per slot.")
-        yield FieldError("workers", message % values, WARNING)
+        yield FieldError("workers", message % values, WARNING, NP_MISMATCH)
 
 
 def check_workers(spec: JobSpec, context: ValidationContext) -> Findings:

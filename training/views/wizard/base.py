@@ -91,6 +91,8 @@ def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str 
 def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
     """The draft with one step's posted fields written over it, saved."""
     draft.data = drafts.merge_post(draft.data, post, step)
+    if step == "resources":  # left with Next or Back: its Workers are chosen
+        draft.data = drafts.with_workers_chosen(draft.data)
     draft.save(update_fields=["data", "updated"])
 
 

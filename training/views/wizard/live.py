@@ -28,9 +28,13 @@ def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> d
     step = request.POST.get("step", "")
     if step not in drafts.STEP_FIELDS:
         return draft.data
-    merged = drafts.merge_post(draft.data, request.POST, step)
-    draft.data = {**draft.data, only: merged.get(only, "")} \
-        if only in drafts.STEP_FIELDS[step] else merged
+    merged = drafts.with_workers_chosen(drafts.merge_post(draft.data, request.POST, step),
+                                        draft.data)
+    if only in drafts.STEP_FIELDS[step]:
+        written = {**draft.data, only: merged.get(only, "")}
+        draft.data = drafts.with_workers_chosen(written, draft.data)
+    else:
+        draft.data = merged
     draft.save()
     return merged
 
@@ -96,7 +100,8 @@ def job_new_fix(request: HttpRequest, key) -> HttpResponse:
                                     "below is up to date."))
     else:
         fix = fit.fixes[index]
-        draft.data = drafts.apply_changes(draft.data, fix.changes)
+        draft.data = drafts.with_workers_chosen(drafts.apply_changes(draft.data, fix.changes),
+                                                draft.data)
         draft.save()
         messages.success(request, _("Applied: %(fix)s.") % {"fix": fix.label})
     return redirect(step_url(draft, back) + "#resource-check")

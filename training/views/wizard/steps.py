@@ -179,7 +179,9 @@ def job_new_step(request: HttpRequest, key, step: str) -> HttpResponse:
         if request.method == "GET":
             if draft.step != step:
                 draft.step = step
-                draft.save(update_fields=["step", "updated"])
+                if step == "review":  # past the Resources step: its Workers are chosen
+                    draft.data = drafts.with_workers_chosen(draft.data)
+                draft.save(update_fields=["step", "data", "updated"])
             return render_step(request, draft, step, client=client, projects=projects)
         if step == "type":
             return _start(request, draft, client, projects)

@@ -285,3 +285,41 @@ def test_someone_who_may_create_nowhere_is_told_at_the_first_step(bob):
             "needs the edit role in a project.") in html.unescape(body)
     assert '<button type="submit" name="start" value="mpijob" class="pf-v6-c-button ' \
            'pf-m-primary" disabled>' in body
+
+
+NP_WARNING = "The command starts 4 MPI ranks (-np 4) but"
+
+
+def _to_resources_with_np_4(alice) -> str:
+    key = start(alice)
+    r = post_step(alice, key, "configuration", name=unique(), image="quay.io/x/y:1",
+                  command="horovodrun -np 4 python train.py")
+    assert r["Location"] == step_url(key, "resources")
+    return key
+
+
+def test_the_np_check_waits_until_the_workers_are_chosen(alice):
+    key = _to_resources_with_np_4(alice)
+    url = step_url(key, "resources")
+    page = alice.get(url).content.decode()
+    # on arrival the Workers are the default 1: nothing to agree with yet
+    assert NP_WARNING not in html.unescape(page)
+    # the person chooses 2 Workers: the field's own check names both ways to agree
+    values = form_values(page, url)
+    r = alice.post(reverse("training-job-new-validate", args=[key]),
+                   {**values, "step": "resources", "workers": "2"},
+                   HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="workers")
+    said = html.unescape(r.content.decode())
+    assert ("The command starts 4 MPI ranks (-np 4) but 2 workers x 1 slots give 2: change "
+            "-np to 2, or choose 4 workers.") in said
+    # and the page says it from then on
+    assert "change -np to 2, or choose 4 workers." in html.unescape(
+        alice.get(url).content.decode())
+
+
+def test_the_np_check_speaks_once_the_resources_step_is_left(alice):
+    key = _to_resources_with_np_4(alice)
+    r = post_step(alice, key, "resources")  # Next with the Workers as they were
+    assert r["Location"] == step_url(key, "review")  # a warning does not hold the step
+    back = html.unescape(alice.get(step_url(key, "resources")).content.decode())
+    assert "change -np to 1, or choose 4 workers." in back
