@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal, localcontext
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from odh.training.i18n import _, shown
 
@@ -106,15 +106,8 @@ def format_cpu(value: Decimal) -> str:
     return _plain(value)
 
 
-def format_memory(value: Decimal) -> str:
-    """Memory for people: the largest binary unit that gives a short exact figure.
-
-    "32Gi", "512Mi" and "1.5Gi" (up to two decimals, exact); a value that is a round
-    decimal amount stays decimal ("16G"); anything else is written in the largest whole
-    binary unit ("1000Ki") or in bytes.
-    """
-    if value == 0:
-        return "0"
+def _short_exact_memory(value: Decimal) -> str | None:
+    """"32Gi", "1.5Gi", "16G": a short figure that is exact, if there is one."""
     for suffix, unit in reversed(_BINARY.items()):
         figure = value / unit
         if 1 <= figure < 1024 and _places(figure) <= 2:
@@ -123,10 +116,57 @@ def format_memory(value: Decimal) -> str:
         figure = value / _DECIMAL[suffix]
         if 1 <= figure < 1000 and _places(figure) <= 2:
             return f"{_plain(figure)}{suffix}"
+    return None
+
+
+def format_memory(value: Decimal) -> str:
+    """Memory for people: the largest binary unit that gives a short exact figure.
+
+    "32Gi", "512Mi" and "1.5Gi" (up to two decimals, exact); a value that is a round
+    decimal amount stays decimal ("16G"); anything else is written in the largest whole
+    binary unit ("1000Ki") or in bytes. Exact, so that it can be written back into a
+    spec; `display_memory` rounds for reading.
+    """
+    if value == 0:
+        return "0"
+    short = _short_exact_memory(value)
+    if short is not None:
+        return short
     for suffix, unit in reversed(_BINARY.items()):
         figure = value / unit
         if figure >= 1 and figure == figure.to_integral_value():
             return f"{int(figure)}{suffix}"
+    return _plain(value)
+
+
+def display_memory(value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
+    """Memory to read, not to write back: short, in the largest binary unit of which it
+    makes 1 or more.
+
+    A value `format_memory` writes short and exact stays exact ("1.5Ti", "984Gi", "16G").
+    Any other is rounded to three significant figures ("1088256Mi" is "1.04Ti", 523.456Gi is
+    "523Gi", 12.345Gi is "12.3Gi"), by `rounding` (a `decimal` rounding mode: ROUND_FLOOR
+    for room left, which is then never overstated); a figure that rounds up to 1024 is
+    said in the next unit ("1Ti"). Less than 1Ki is said in bytes, rounded to whole ones.
+    """
+    if value == 0:
+        return "0"
+    short = _short_exact_memory(value)
+    if short is not None:
+        return short
+    units = [("", Decimal(1))] + [(suffix, Decimal(unit)) for suffix, unit in _BINARY.items()]
+    for index in range(len(units) - 1, -1, -1):
+        suffix, unit = units[index]
+        figure = value / unit
+        if figure < 1 and index:
+            continue
+        places = 0 if figure >= 100 or not suffix else 1 if figure >= 10 else 2
+        rounded = figure.quantize(Decimal(1).scaleb(-places), rounding=rounding)
+        if rounded >= 1024 and index + 1 < len(units):
+            bigger, size = units[index + 1]
+            return f"{_plain((value / size).quantize(Decimal('0.01'), rounding=rounding))}" \
+                   f"{bigger}"
+        return f"{_plain(rounded)}{suffix}"
     return _plain(value)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 
 import pytest
 
 from odh.training.quantity import (
     QuantityError,
     container_requests,
+    display_memory,
     format_cpu,
     format_memory,
     format_resources,
@@ -90,6 +91,24 @@ def test_format_cpu(value, text):
 ])
 def test_format_memory(value, text):
     assert format_memory(Decimal(value)) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    # what format_memory writes short and exact stays exact
+    (3 * 2**39, "1.5Ti"), (984 * 2**30, "984Gi"), (16 * 10**9, "16G"), (0, "0"),
+    # the rest rounded to three figures in the largest binary unit, not "1088256Mi"
+    (1088256 * 2**20, "1.04Ti"), (1221608 * 2**20, "1.17Ti"), (4500 * 2**20, "4.39Gi"),
+    (int(523.456 * 2**30), "523Gi"), (1000 * 1024 + 1, "1000Ki"), (1023 * 2**30 + 2**30 - 1, "1Ti"),
+    (1500, "1.5k"), (1501, "1.47Ki"), (999, "999"),
+])
+def test_display_memory_is_short_and_rounded_where_it_cannot_be_exact(value, text):
+    assert display_memory(Decimal(value)) == text
+
+
+def test_display_memory_rounds_room_left_down():
+    assert display_memory(Decimal(1088256 * 2**20), ROUND_FLOOR) == "1.03Ti"
+    assert display_memory(Decimal(2**40 - 1), ROUND_FLOOR) == "1023Gi"
+    assert format_memory(Decimal(1088256 * 2**20)) == "1088256Mi"  # exact, for specs
 
 
 def test_format_resources_in_the_vocabulary():

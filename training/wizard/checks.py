@@ -9,6 +9,7 @@ maps them onto the wizard's form fields and shapes them for the templates.
 from __future__ import annotations
 
 import logging
+from decimal import ROUND_CEILING, ROUND_FLOOR
 
 from django.core.cache import cache
 from django.utils.translation import gettext as _
@@ -23,7 +24,7 @@ from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.findings import NP_MISMATCH
 from odh.training.kinds import JobKind
-from odh.training.manifests.totals import number as amount_text
+from odh.training.manifests.totals import figure_with_unit
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.spec import JobSpec
 from odh.training.validation import validate_spec
@@ -209,7 +210,12 @@ def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
 
 
 def fit_lines(report: FitReport | None) -> list[dict]:
-    """The quota lines with amounts in the product's words and bar widths (used, this job)."""
+    """The quota lines with amounts in the product's words and bar widths (used, this job).
+
+    Each cell stands alone on a phone (the row's title is above it), so its amount carries
+    its unit ("139.3 CPUs", "1.04Ti"); room left is rounded down, the job's ask up.
+    `over_quota`: the job asks for more than the quota holds in all (not only more than is
+    left now)."""
     lines = []
     for line in report.lines if report else []:
         unit = compute_name(line.resource)
@@ -217,10 +223,11 @@ def fit_lines(report: FitReport | None) -> list[dict]:
         used_pct = min(100, round(100 * line.used / hard)) if hard else 0
         job_pct = min(100 - used_pct, round(100 * line.requested / hard)) if hard else 100
         lines.append({"quota": line.quota, "title": resource_title(line.resource),
-                      "requested": amount_text(unit, line.requested),
-                      "used": amount_text(unit, line.used),
-                      "available": amount_text(unit, line.available),
-                      "hard": amount_text(unit, line.hard), "fits": line.fits,
+                      "requested": figure_with_unit(unit, line.requested, ROUND_CEILING),
+                      "used": figure_with_unit(unit, line.used),
+                      "available": figure_with_unit(unit, line.available, ROUND_FLOOR),
+                      "hard": figure_with_unit(unit, line.hard), "fits": line.fits,
+                      "over_quota": 0 <= line.hard < line.requested,
                       "text": line.text, "used_percent": used_pct, "job_percent": job_pct})
     return lines
 

@@ -9,10 +9,10 @@ creates for it. A quota whose scopes do not select the job's pods is left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from odh.training.i18n import _, ngettext
-from odh.training.manifests.totals import ZERO, Totals, cpus, gpus, number
+from odh.training.manifests.totals import ZERO, Totals, cpus, figure, gpus, number
 from odh.training.manifests.totals import amount as spec_amount
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
@@ -105,13 +105,14 @@ def resource_title(key: str) -> str:
     return titles.get(name, key)
 
 
-def requested_text(key: str, value: Decimal) -> str:
-    """"8 GPUs", "34 CPUs", "136Gi of memory", "5 pods", "1 MPIJob"."""
+def requested_text(key: str, value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
+    """"8 GPUs", "34 CPUs", "136Gi of memory", "5 pods", "1 MPIJob" (memory that is no
+    short exact figure rounded by `rounding`)."""
     name = compute_name(key)
     if name == "cpu":
         text = cpus(value)
     elif name == "memory":
-        text = _("%(amount)s of memory") % {"amount": number("memory", value)}
+        text = _("%(amount)s of memory") % {"amount": figure("memory", value, rounding)}
     elif name == GPU_RESOURCE:
         text = gpus(value)
     elif key in ("pods", "count/pods"):
@@ -145,9 +146,10 @@ def quota_lines(spec: JobSpec, totals: Totals, quotas: list[dict]) -> list[Quota
             unit = compute_name(str(key))
             text = _("%(resource)s: %(requested)s requested, %(available)s available "
                      "(%(used)s/%(hard)s in use)") % {
-                "resource": resource_title(str(key)), "requested": number(unit, asked),
-                "available": number(unit, available), "used": number(unit, used),
-                "hard": number(unit, hard)}
+                "resource": resource_title(str(key)),
+                "requested": figure(unit, asked, ROUND_CEILING),
+                "available": figure(unit, available, ROUND_FLOOR), "used": figure(unit, used),
+                "hard": figure(unit, hard)}
             lines.append(QuotaLine(quota=name, resource=str(key), requested=asked, used=used,
                                    hard=hard, available=available, fits=asked <= available,
                                    text=text))
@@ -173,7 +175,7 @@ def line_problem(line: QuotaLine, namespace: str, quota_count: int) -> str:
         return _("This job can never fit %(where)s of %(hard)s: it asks for %(requested)s.") % {
             "where": where(namespace, line.quota, quota_count),
             "hard": requested_text(line.resource, line.hard),
-            "requested": requested_text(line.resource, line.requested)}
+            "requested": requested_text(line.resource, line.requested, ROUND_CEILING)}
     if line.resource == "count/mpijobs.kubeflow.org":
         return _("%(where)s allows %(hard)s MPIJobs and holds %(used)s: finished jobs count "
                  "too, so delete those you no longer need (or give jobs "
@@ -182,10 +184,10 @@ def line_problem(line: QuotaLine, namespace: str, quota_count: int) -> str:
             "hard": number(unit, line.hard), "used": number(unit, line.used)}
     return _("Requested %(requested)s but only %(available)s available under %(where)s "
              "(%(used)s/%(hard)s in use).") % {
-        "requested": requested_text(line.resource, line.requested),
-        "available": number(unit, line.available), "where": where(
+        "requested": requested_text(line.resource, line.requested, ROUND_CEILING),
+        "available": figure(unit, line.available, ROUND_FLOOR), "where": where(
             namespace, line.quota, quota_count),
-        "used": number(unit, line.used), "hard": number(unit, line.hard)}
+        "used": figure(unit, line.used), "hard": figure(unit, line.hard)}
 
 
 def _has_default(limit_ranges: list[dict], resource: str) -> bool:

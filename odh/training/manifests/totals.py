@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from odh.training.i18n import _, ngettext
-from odh.training.quantity import QuantityError, format_memory, parse_quantity
+from odh.training.quantity import (
+    GPU_RESOURCE,
+    QuantityError,
+    display_memory,
+    format_memory,
+    parse_quantity,
+)
 from odh.training.spec import JobSpec
 
 ZERO = Decimal(0)
@@ -51,6 +57,21 @@ def workers_text(count: int) -> str:
 def number(resource: str, value: Decimal) -> str:
     """A bare amount of a resource: "6", "1.5", "100Gi"."""
     return format_memory(value) if resource == "memory" else _plain(value)
+
+
+def figure(resource: str, value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
+    """A bare amount to read, beside words that name the resource: memory short and
+    rounded by `rounding` ("1.04Ti", see `display_memory`), the rest as `number` ("139.3")."""
+    return display_memory(value, rounding) if resource == "memory" else number(resource, value)
+
+
+def figure_with_unit(resource: str, value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
+    """An amount to read on its own: "139.3 CPUs", "8 GPUs", "1.04Ti", "5"."""
+    if resource == "cpu":
+        return cpus(value)
+    if resource == GPU_RESOURCE:
+        return gpus(value)
+    return figure(resource, value, rounding)
 
 
 @dataclass

@@ -6,8 +6,11 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
 from django.urls import reverse
 
+from odh.training.manifests.totals import cpus
+from odh.training.quantity import display_memory, format_memory, parse_quantity
 from tests.html_checks import assert_valid
 from tests.integration.dashboard.wizard.wizard_flow import (
     draft,
@@ -17,6 +20,7 @@ from tests.integration.dashboard.wizard.wizard_flow import (
     step_url,
     unique,
 )
+from tests.waiting import wait_until
 
 NS = "team-nlp"
 
@@ -182,3 +186,72 @@ def test_a_full_count_quota_says_finished_jobs_fill_it_and_leads_to_them(alice,
     assert "Failed jobs in team-cv, oldest first" in text
     # a queued job is a job object too: Kueue cannot help with a count (team-cv has a queue)
     assert "Queue it in" not in text
+
+
+@pytest.fixture
+def odd_amounts_in_use(demo_cluster):
+    """A pod in team-cv asking 300m CPU and 1000Mi, so that the quota's use is no round
+    figure (as an outside tester saw it: "1088256Mi/1.5Ti" and "139.3")."""
+    from kubernetes import client as k8s
+
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        before = core.read_namespaced_resource_quota("team-quota", CV).status.used
+        amounts = {"cpu": "300m", "memory": "1000Mi"}
+        core.create_namespaced_pod(CV, {
+            "metadata": {"name": "odd-amounts"},
+            "spec": {"containers": [{"name": "c", "image": "quay.io/a/b:1",
+                                     "resources": {"requests": amounts, "limits": amounts}}]}})
+        try:
+            yield wait_until(lambda: (used := core.read_namespaced_resource_quota(
+                "team-quota", CV).status.used)["requests.memory"] != before["requests.memory"]
+                and used, message="team-cv's quota counting the pod")
+        finally:
+            core.delete_namespaced_pod("odd-amounts", CV, grace_period_seconds=0)
+
+
+def _cells(page: str, title: str) -> dict[str, str]:
+    """The quota table's row of `title`: {column label: text}."""
+    row = re.search(rf'<tr class="pf-v6-c-table__tr[^"]*">\s*<th scope="row"[^>]*>(?:(?!</tr>).)*?'
+                    rf"{re.escape(title)}(?:(?!</tr>).)*</tr>", page, re.S)
+    assert row, f"no {title} row"
+    cells = re.findall(r'<t[dh] [^>]*data-label="([^"]+)"[^>]*>(.*?)</t[dh]>', row.group(0),
+                       re.S)
+    return {label: _text(body).strip() for label, body in cells}
+
+
+def test_quota_amounts_are_short_and_carry_their_units(alice, odd_amounts_in_use):
+    used = odd_amounts_in_use
+    memory_used = parse_quantity(used["requests.memory"])
+    assert format_memory(memory_used).endswith("Mi")  # the case the tester saw
+    key = _draft_asking_for(alice, workers=2, gpus=1, namespace=CV)
+    post_step(alice, key, "resources", action="back", cpu_per_worker="10",
+              memory_per_worker="400Gi")
+    page = alice.get(step_url(key, "resources")).content.decode()
+    assert_valid(page)
+    memory = _cells(page, "Memory")
+    shown = display_memory(memory_used)
+    assert re.fullmatch(r"1\.\d\dTi", shown), shown
+    assert memory["In use"] == shown
+    assert memory["Quota"] == "1.5Ti (team-quota)"
+    assert re.fullmatch(r"\d+Gi", memory["Available"]), memory  # rounded down, whole Gi
+    assert f"({shown}/1.5Ti in use)" in _text(page)
+    assert "Mi" not in _text(page.split('id="resource-check"', 1)[1])
+    cpu = _cells(page, "CPUs")
+    assert cpu["In use"] == cpus(parse_quantity(used["requests.cpu"]))
+    assert re.fullmatch(r"\d+\.3 CPUs", cpu["In use"]), cpu
+    assert cpu["This job"] == "21 CPUs" and cpu["Quota"] == "192 CPUs (team-quota)"
+    assert _cells(page, "GPUs")["This job"] == "2 GPUs"
+
+
+def test_a_line_that_only_lacks_room_now_is_not_called_over_quota(alice):
+    # team-cv: 38 of its 192 CPUs are free, so 2 x 40 CPUs wait; 4 x 60 never fit
+    key = _draft_asking_for(alice, workers=2, gpus=1, namespace=CV)
+    post_step(alice, key, "resources", action="back", cpu_per_worker="40")
+    text = _text(alice.get(step_url(key, "resources")).content.decode())
+    assert "CPUs (not enough left now)" in text
+    assert "(over quota)" not in text
+    post_step(alice, key, "resources", action="back", workers="4", cpu_per_worker="60")
+    text = _text(alice.get(step_url(key, "resources")).content.decode())
+    assert "CPUs (over quota)" in text
+    assert "This job can never fit the team-cv quota of 192 CPUs" in text
