@@ -158,17 +158,20 @@ def test_cpu_and_memory_fixes_are_computed_from_the_room_left():
     assert report.fixes == [Fix("Reduce workers to 3", {"workers": 3})]
     cpu_only = check_fit(spec(gpus_per_worker=0), [quota({"requests.cpu": "30"})], [], [],
                          "team-nlp")
-    assert Fix("Reduce CPUs per worker to 7", {"cpu_per_worker": "7"}) in cpu_only.fixes
+    # a cut of the Workers' CPUs or memory says how much of the total is left
+    assert Fix("Reduce CPUs per worker to 7 (in all: 28 CPUs instead of 32 CPUs)",
+               {"cpu_per_worker": "7"}) in cpu_only.fixes
     memory_only = check_fit(spec(gpus_per_worker=0), [quota({"requests.memory": "120Gi"})], [],
                             [], "team-nlp")
-    assert Fix("Reduce memory per worker to 28Gi", {"memory_per_worker": "28Gi"}) \
-        in memory_only.fixes
+    assert Fix("Reduce memory per worker to 28Gi (in all: 112Gi instead of 128Gi)",
+               {"memory_per_worker": "28Gi"}) in memory_only.fixes
 
 
 def test_fractional_cpu_fixes_use_tenths():
     report = check_fit(spec(gpus_per_worker=0, cpu_per_worker="1", launcher_cpu="1"),
                        [quota({"cpu": "3"})], [], [], "team-nlp")
-    assert Fix("Reduce CPUs per worker to 500m", {"cpu_per_worker": "500m"}) in report.fixes
+    assert Fix("Reduce CPUs per worker to 500m (in all: 2 CPUs instead of 4 CPUs)",
+               {"cpu_per_worker": "500m"}) in report.fixes
 
 
 def test_no_fix_goes_to_zero_workers():
@@ -249,11 +252,54 @@ def test_limit_ranges_break_the_fit_and_offer_the_bound_as_fix():
     # Each fix alone leaves the other bound broken, so neither is offered on its own...
     assert report.fixes == []
     assert "LimitRange will refuse its pods" in report.waiting_note
-    # ...but with one bound broken the bound itself is the fix.
+    # ...but with one bound broken: more Workers within the bound, keeping the CPUs (and
+    # saying the GPUs that come with them), or the bound itself, saying what it cuts
     report = check_fit(spec(launcher_memory="16Gi"), [], ranges, [], "team-nlp")
-    assert report.fixes == [Fix("Reduce CPUs per worker to 6", {"cpu_per_worker": "6"})]
+    assert report.fixes == [
+        Fix("Use 6 CPUs per worker and 6 workers (in all: 12 GPUs instead of 8 GPUs)",
+            {"workers": 6, "cpu_per_worker": "6"}),
+        Fix("Reduce CPUs per worker to 6 (in all: 24 CPUs instead of 32 CPUs)",
+            {"cpu_per_worker": "6"})]
     report = check_fit(spec(cpu_per_worker="6"), [], ranges, [], "team-nlp")
     assert report.fixes == [Fix("Raise Launcher memory to 16Gi", {"launcher_memory": "16Gi"})]
+
+
+# The demo's vit-l-cpu-heavy in team-cv: 2 Workers x 96 CPUs where a container may have 64.
+CV_LIMITS = [{"metadata": {"name": "container-defaults", "namespace": "team-cv"},
+              "spec": {"limits": [{"type": "Container", "max": {"cpu": "64"}}]}}]
+CV_HARD = {"requests.nvidia.com/gpu": "56", "requests.cpu": "192", "requests.memory": "1536Gi"}
+CV_QUOTA = quota(CV_HARD, {"requests.nvidia.com/gpu": "38", "requests.cpu": "154",
+                           "requests.memory": "1192Gi"}, name="team-quota")
+
+
+def test_a_worker_over_the_limit_ranges_cpus_is_split_keeping_its_cpus():
+    job = spec(namespace="team-cv", workers=2, cpu_per_worker="96", memory_per_worker="256Gi",
+               gpus_per_worker=1, command=["horovodrun", "-np", "2", "python", "t.py"])
+    report = check_fit(job, [CV_QUOTA], CV_LIMITS, NODES, "team-cv")
+    assert report.never_fits
+    # 3 x 64 (+ the Launcher's 2) is more than the quota's 192 CPUs in all: 3 x 63; the
+    # GPU each Worker keeps makes a third, and the label says so; -np follows the Workers
+    assert report.fixes[:2] == [
+        Fix("Use 63 CPUs per worker and 3 workers (in all: 3 GPUs instead of 2 GPUs, "
+            "189 CPUs instead of 192 CPUs)",
+            {"workers": 3, "cpu_per_worker": "63",
+             "command": ["horovodrun", "-np", "3", "python", "t.py"]}),
+        Fix("Reduce CPUs per worker to 64 (in all: 128 CPUs instead of 192 CPUs)",
+            {"cpu_per_worker": "64"})]
+    # every fix is one the LimitRange and the quota (emptied) accept; what the quota has
+    # left now (38 CPUs) gives a cut that says how deep it is
+    empty = quota(CV_HARD, name="team-quota")
+    assert all(check_fit(fix.apply(job), [empty], CV_LIMITS, NODES, "team-cv").fits
+               for fix in report.fixes)
+    assert Fix("Reduce CPUs per worker to 18 (in all: 36 CPUs instead of 192 CPUs)",
+               {"cpu_per_worker": "18"}) in report.fixes
+
+
+def test_a_cpu_only_worker_over_the_limit_range_keeps_all_its_cpus():
+    job = spec(workers=2, cpu_per_worker="96", gpus_per_worker=0)
+    report = check_fit(job, [], CV_LIMITS, NODES, "team-cv")
+    assert report.fixes[0] == Fix("Use 64 CPUs per worker and 3 workers",
+                                  {"workers": 3, "cpu_per_worker": "64"})
 
 
 # --- nodes ------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from odh.training.checks.rules_pod import limit_message
 from odh.training.i18n import _
 from odh.training.manifests.totals import Totals, cpus, gpus, totals_for, workers_text
 from odh.training.paths import as_dict
-from odh.training.quantity import format_cpu, format_memory
+from odh.training.quantity import display_memory, format_cpu, format_memory
 from odh.training.spec import JobSpec
 
 __all__ = ["FitReport", "Fix", "QuotaLine", "Totals", "check_fit", "keep_processes_in_step",
@@ -234,7 +234,30 @@ _RAISE = {
 
 
 def _fix(spec: JobSpec, labels: dict, name: str, value: Any) -> Fix:
-    return Fix(labels[name]() % {"amount": value}, keep_processes_in_step(spec, {name: value}))
+    changes = keep_processes_in_step(spec, {name: value})
+    label = labels[name]() % {"amount": value}
+    if name in ("cpu_per_worker", "memory_per_worker"):
+        label = _with_cost(spec, label, changes)
+    return Fix(label, changes)
+
+
+def _with_cost(spec: JobSpec, label: str, changes: dict[str, Any]) -> str:
+    """The label, and what the fix does to the Workers' totals where it cuts CPUs or
+    memory or changes the GPUs: "Reduce CPUs per worker to 64 (in all: 128 CPUs instead of
+    192 CPUs)". A label without it keeps them (or adds only CPUs or memory)."""
+    before, after = totals_for(spec), totals_for(_applied(spec, changes))
+    said = []
+    if after.total_gpus != before.total_gpus:
+        said.append((gpus(after.total_gpus), gpus(before.total_gpus)))
+    if after.workers_cpu < before.workers_cpu:
+        said.append((cpus(after.workers_cpu), cpus(before.workers_cpu)))
+    if after.workers_memory < before.workers_memory:
+        said.append((display_memory(after.workers_memory),
+                     display_memory(before.workers_memory)))
+    if not said:
+        return label
+    return _("%(fix)s (in all: %(changes)s)") % {"fix": label, "changes": ", ".join(
+        _("%(after)s instead of %(before)s") % {"after": a, "before": b} for a, b in said)}
 
 
 def _candidates(spec: JobSpec, report: FitReport, violations: list[LimitViolation],
@@ -251,6 +274,7 @@ def _candidates(spec: JobSpec, report: FitReport, violations: list[LimitViolatio
         over = [line for line in failing if line.hard >= 0 and line.requested > line.hard]
         if over:
             yield from _hard_quota_fixes(spec, report.totals, over, sizes)
+        yield from _limit_split_fixes(spec, report, violations, sizes)
         yield from _limit_fixes(spec, violations)
         if failing:
             yield from _quota_fixes(spec, report.totals, failing)
@@ -320,6 +344,48 @@ def _limit_fixes(spec: JobSpec, violations: list[LimitViolation]) -> Iterator[li
         else:
             value = int(violation.limit)
         yield [_fix(spec, _REDUCE if violation.bound == "max" else _RAISE, name, value)]
+
+
+def _limit_split_fixes(spec: JobSpec, report: FitReport, violations: list[LimitViolation],
+                       sizes: list[NodeSize]) -> Iterator[list[Fix]]:
+    """More Workers, each within the LimitRange's maximum of CPUs or memory, for the same
+    total (96 CPUs a Worker where a container may have 64: 3 x 64, where 2 x 64 would cut
+    a third): up to what the quota holds in all, on the nodes there are; the GPUs per
+    Worker kept, and said when their total grows."""
+    totals = report.totals
+    candidates = selected(sizes, as_dict(spec.node_selector))
+    for violation in violations:
+        if violation.bound != "max" or violation.field not in ("cpu_per_worker",
+                                                               "memory_per_worker"):
+            continue
+        if violation.resource == "cpu":
+            lead, amount, launcher = "cpu_per_worker", totals.cpu_per_worker, totals.launcher_cpu
+            top = min(violation.limit, max((n.cpu for n in candidates), default=violation.limit))
+            rounder = _round_cpu
+        else:
+            lead, amount = "memory_per_worker", totals.memory_per_worker
+            launcher = totals.launcher_memory
+            top = min(violation.limit,
+                      max((n.memory for n in candidates), default=violation.limit))
+            rounder = _round_memory
+        top = rounder(top, ROUND_FLOOR)
+        total = totals.workers * amount
+        for line in report.lines:
+            if compute_name(line.resource) == violation.resource and line.hard >= 0:
+                total = min(total, line.hard - launcher)
+        if top <= 0 or total <= 0:
+            continue
+        # shared evenly, rounded up; rounded down where the quota's hard limit is the total
+        rounding = ROUND_CEILING if total == totals.workers * amount else ROUND_FLOOR
+        first = max(math.ceil(total / top), totals.workers + 1)
+        group = []
+        for workers in range(first, min(first + _MAX_TRIES, MAX_WORKERS + 1)):
+            each = rounder(total / workers, rounding)
+            if 0 < each <= top:
+                group += [_split_fix(spec, totals, lead, each, workers,
+                                     each / amount if scaled else None)
+                          for scaled in (False, True)]
+        yield group
 
 
 def _round_cpu(value: Decimal, rounding: str) -> Decimal:
@@ -420,4 +486,5 @@ def _split_fix(spec: JobSpec, totals: Totals, lead: str, each: Decimal, workers:
             parts.append(format_memory(memory))
     label = _("Use %(each)s per worker and %(workers)s") % {
         "each": ", ".join(parts), "workers": workers_text(workers)}
-    return Fix(label, keep_processes_in_step(spec, changes))
+    changes = keep_processes_in_step(spec, changes)
+    return Fix(_with_cost(spec, label, changes), changes)

@@ -200,7 +200,7 @@ def fit_fixes(facts: Facts, spec: JobSpec) -> list[JobFix]:
                 "workers": workers, "gpus": gpus(gpu_count)}
         else:
             label = _("Clone with this change: %(change)s") % {"change": fix.label}
-        fixes.append(JobFix(label, changes))
+        fixes.append(JobFix(label, changes, note=still_waits(facts, spec, changes)))
     return fixes
 
 

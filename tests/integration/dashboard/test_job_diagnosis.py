@@ -86,6 +86,32 @@ def test_a_tampered_fix_link_is_a_plain_clone(alice):
     assert "Changed by the suggested fix" not in page
 
 
+def test_a_limit_range_refusal_offers_more_workers_first_and_says_what_a_cut_costs(alice):
+    """vit-l-cpu-heavy: 2 Workers x 96 CPUs (1 GPU each) where team-cv's LimitRange allows
+    a container 64 CPUs and its quota 192 CPUs in all."""
+    body = _overview(alice, ("team-cv", "mpijob", "vit-l-cpu-heavy"))
+    card = " ".join(text_of(body, "job-diagnosis").split())
+    keep = ("Clone with this change: Use 63 CPUs per worker and 3 workers (in all: 3 GPUs "
+            "instead of 2 GPUs, 189 CPUs instead of 192 CPUs)")
+    cut = ("Clone with this change: Reduce CPUs per worker to 64 (in all: 128 CPUs instead "
+           "of 192 CPUs)")
+    assert keep in card and cut in card and card.index(keep) < card.index(cut)
+    assert "Reduce CPUs per worker to 18" not in card
+    # 38 of team-cv's CPUs are free now: the copy would wait, and the card says so
+    assert "The project's quota has no room for the copy right now" in card
+    # the clone the first fix makes is one the LimitRange and the quota accept
+    link = next(u for u in _fix_links(body) if "fix=" in u)
+    location = alice.get(link)["Location"]
+    step = alice.get(location)
+    page = _text(step.content.decode())
+    assert re.search(r'name="cpu_per_worker"[^>]*value="63"', step.content.decode())
+    assert re.search(r'name="workers"[^>]*value="3"', step.content.decode())
+    assert "LimitRange" not in page and "can never" not in page
+    configuration = alice.get(location.replace("/resources/", "/configuration/"))
+    assert "horovodrun -np 3 python /workspace/train_vit.py" in _text(
+        configuration.content.decode())  # -np follows the Workers
+
+
 def test_the_list_row_says_the_same_as_the_page(alice):
     response = alice.get(reverse("training-job-list"), {"project": "team-nlp"})
     body = response.content.decode()
