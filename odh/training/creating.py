@@ -28,6 +28,7 @@ from odh.training import errors
 from odh.training.capacity.fit import COUNT_QUOTA
 from odh.training.capacity.preflight import Preflight, preflight
 from odh.training.capacity.quota import line_problem
+from odh.training.capacity.room import RoomOffer, room_offer
 from odh.training.cluster.client import ClusterClient
 from odh.training.findings import FieldError
 from odh.training.i18n import _
@@ -47,14 +48,16 @@ class CreateRefused(errors.ODHError):
     (`checked.fit`: the problems and the fixes), NOT_SERVED (the cluster lacks the kind's
     API: the message says what to do) or COUNT_QUOTA_FULL (the quota on the number of jobs
     is full: the cluster would refuse the job itself, whatever its size; finished jobs fill
-    it, and deleting them is the fix); `checked` is the preflight, when it ran."""
+    it, and deleting them is the fix: `room` names the oldest the person may delete);
+    `checked` is the preflight, when it ran."""
 
     def __init__(self, message: str, reason: str, *, checked: Preflight | None = None,
-                 unknown: list[str] | None = None) -> None:
+                 unknown: list[str] | None = None, room: RoomOffer | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.checked = checked
         self.unknown = unknown or []
+        self.room = room
 
     @property
     def findings(self) -> list[FieldError]:
@@ -98,7 +101,8 @@ def check(client: ClusterClient, spec: JobSpec, *, from_manifest: bool = False,
         said = [line_problem(line, spec.namespace, quotas) for line in checked.fit.lines
                 if line.resource == COUNT_QUOTA and not line.fits]
         raise CreateRefused(" ".join([*said, count_quota_advice()]), COUNT_QUOTA_FULL,
-                            checked=checked)
+                            checked=checked,
+                            room=room_offer(client, spec.namespace, checked.fit))
     if checked.never_fits and not force:
         fit = checked.fit
         said = fit.problems + ([fit.node_problem] if fit.node_problem else [])

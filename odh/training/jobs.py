@@ -85,7 +85,7 @@ FIX_ARGUMENTS = {"workers": "workers", "cpu_per_worker": "worker_resources.cpu",
                  "launcher_cpu": "launcher_resources.cpu",
                  "launcher_memory": "launcher_resources.memory",
                  "slots_per_worker": "slots_per_worker", "node_selector": "node_selector",
-                 "command": "command"}
+                 "command": "command", "queue_name": "queue"}
 
 _clients: dict[tuple[str | None, str | None], TrainingClient] = {}
 _clients_lock = threading.Lock()
@@ -121,8 +121,12 @@ def refusal_error(refused: creating.CreateRefused,
     if refused.reason == creating.INVALID:
         return InvalidSpec(refused.findings, names=SDK_FIELDS if names is None else names)
     if refused.reason == creating.COUNT_QUOTA_FULL:  # nothing of the job's mends it
+        room = refused.room  # the oldest finished jobs first, with the calls that delete them
+        first = [room.label() + " (" + "; ".join(
+            f"MPIJob.get({name!r}, {room.namespace!r}).delete()" for name in room.names)
+            + ")"] if room is not None and room.makes_room else []
         return errors.ResourceQuotaExceeded(str(refused),
-                                            suggestions=errors.count_quota_advice())
+                                            suggestions=first + errors.count_quota_advice())
     fixes = refused.checked.fit.fixes if refused.checked is not None else []
     return errors.ResourceQuotaExceeded(
         " ".join(refused.problems),
@@ -312,9 +316,10 @@ class TrainingJob:
         for finding in checked.warnings:
             warnings.warn(SettingWarning(f"{self._sdk_fields.get(finding.field, finding.field)}: "
                                          f"{finding.message}"), stacklevel=2)
-        if checked.waits:
+        if checked.waits:  # what it waits for, and what starts it (the queue first)
             warnings.warn(QuotaWarning(" ".join(checked.fit.problems + [
-                checked.fit.waiting_note])), stacklevel=2)
+                checked.fit.waiting_note] + [f"{fix.label} ({fix_arguments(fix)})."
+                                             for fix in checked.fit.fixes])), stacklevel=2)
         self.object = creating.create(self.client.cluster, self.spec, dry_run=dry_run,
                                       checked=checked).object
         if wait and not dry_run:

@@ -16,10 +16,11 @@ from django.utils.translation import gettext as _
 
 from odh.training import errors
 from odh.training.capacity.allocation import room_now
-from odh.training.capacity.fit import FitReport, Fix, check_fit
+from odh.training.capacity.fit import FitReport, check_fit
 from odh.training.capacity.nodes import NodeSize
-from odh.training.capacity.preflight import ProjectFacts, read_project_facts
+from odh.training.capacity.preflight import ProjectFacts, offer_queue, read_project_facts
 from odh.training.capacity.quota import compute_name, resource_title
+from odh.training.capacity.room import room_offer
 from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.findings import NP_MISMATCH
@@ -30,7 +31,7 @@ from odh.training.spec import JobSpec
 from odh.training.validation import validate_spec
 from training.cluster import client_for_token, cluster_config
 from training.wizard import drafts
-from training.wizard.queue import DEFAULT_QUEUE, with_priorities
+from training.wizard.queue import with_priorities
 
 log = logging.getLogger("training.wizard")
 
@@ -242,22 +243,19 @@ def fit_for(spec: JobSpec, facts: ProjectFacts, found: dict) -> FitReport | None
                         room=get_room())
     except (QuantityError, ValueError, ArithmeticError):
         return None
-    queues = sorted(facts.local_queues or [])
-    if not fit.fits and not fit.never_fits and not fit.count_quota_full and queues \
-            and not spec.queue_name:
-        # it waits for room: without a queue its Workers start one by one and hold GPUs
-        # while the rest wait; the project's queue starts the whole job at once (not for a
-        # full quota on the number of jobs: a queued job is a job object too)
-        queue = DEFAULT_QUEUE if DEFAULT_QUEUE in queues else queues[0]
-        fit.fixes.insert(0, Fix(_("Queue it in %(queue)s: Kueue starts the whole job at "
-                                  "once") % {"queue": queue}, {"queue_name": queue}))
+    offer_queue(fit, spec, facts.local_queues)
     return fit
 
 
-def fit_context(spec: JobSpec, facts: ProjectFacts, found: dict) -> dict:
-    """The resource check's `fit` and `fit_lines`."""
+def fit_context(spec: JobSpec, facts: ProjectFacts, found: dict,
+                client: ClusterClient | None = None) -> dict:
+    """The resource check's `fit` and `fit_lines`; with the person's `client`, where the
+    quota on the number of jobs is full, `room_offer`: the oldest finished jobs they may
+    delete to make room (odh.training.capacity.room)."""
     fit = fit_for(spec, facts, found)
-    return {"fit": fit, "fit_lines": fit_lines(fit)}
+    offer = room_offer(client, spec.namespace, fit) \
+        if client is not None and fit is not None and fit.count_quota_full else None
+    return {"fit": fit, "fit_lines": fit_lines(fit), "room_offer": offer}
 
 
 def resources_text(cpu: str, memory: str, gpus: int) -> str:

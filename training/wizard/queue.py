@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from odh.training import errors
-from odh.training.capacity.preflight import ProjectFacts
+from odh.training.capacity.preflight import DEFAULT_QUEUE, ProjectFacts
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.manifests.totals import totals_for
 from odh.training.quantity import GPU_RESOURCE
@@ -25,8 +25,6 @@ from odh.training.spec import JobSpec
 from training.accounts import session
 from training.kueue_settings import cluster_queues, pending_in, workload_priorities
 from training.queue_standing import remembered_ends
-
-DEFAULT_QUEUE = "default"  # Kueue's LocalQueueDefaulting: the queue of jobs naming none
 
 
 def default_queue(local_queues: list[str]) -> str:

@@ -69,6 +69,9 @@ class FitReport:
     # It can never start as it is: no node is large enough, the LimitRange refuses its
     # pods, or it asks for more than a quota holds even when nothing else runs.
     never_fits: bool = False
+    # The nodes' room now was known, and the whole job placed on it (else "fits" is the
+    # quotas' and the nodes' sizes only)
+    room_checked: bool = False
 
     @property
     def count_quota_full(self) -> bool:
@@ -123,6 +126,7 @@ def check_fit(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
     since without gang admission a job that half-fits starts half."""
     sizes = node_sizes(nodes)
     report, violations = _assess(spec, quotas, limit_ranges, sizes, namespace)
+    report.room_checked = room is not None and bool(sizes)
     if report.fits:
         if room and report.totals.workers:
             _place_now(spec, report, room)

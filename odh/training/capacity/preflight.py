@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from odh.training import errors
 from odh.training.capacity.allocation import room_now
-from odh.training.capacity.fit import FitReport, check_fit
+from odh.training.capacity.fit import FitReport, Fix, check_fit
 from odh.training.cluster.client import ClusterClient
 from odh.training.findings import FieldError, ValidationContext
 from odh.training.i18n import _
@@ -25,6 +25,7 @@ from odh.training.spec import JobSpec
 from odh.training.validation import validate_spec
 
 T = TypeVar("T")
+DEFAULT_QUEUE = "default"  # Kueue's LocalQueueDefaulting: the queue of jobs naming none
 
 
 @dataclass
@@ -138,8 +139,51 @@ class Preflight:
 
     @property
     def waits(self) -> bool:
-        """It fits the cluster but not the quota's room now: it will wait, Pending."""
+        """It fits the cluster but not the quota's (or the nodes') room now: it will wait,
+        Pending."""
         return not self.fit.fits and not self.fit.never_fits
+
+    @property
+    def capacity_note(self) -> str:
+        """What the check could not see, in words ("" when it saw the nodes' room now)."""
+        if self.fit.room_checked:
+            return ""
+        if not self.nodes_readable:
+            return _("Free node capacity was not checked: you may not list the cluster's "
+                     "nodes, so whether a node is large enough for a Worker, and whether the "
+                     "nodes have room for the whole job now, is not known.")
+        return _("Free node capacity was not checked: you may not list every pod of the "
+                 "cluster, so whether the nodes have room for the whole job now is not known.")
+
+    @property
+    def verdict(self) -> str:
+        """The resource check in one sentence, as the wizard says it (its problems,
+        `fit.waiting_note` and `fit.fixes` say the rest)."""
+        fit = self.fit
+        if fit.count_quota_full:
+            return _("The quota on the number of jobs is full: the cluster refuses to create "
+                     "it.")
+        if fit.never_fits:
+            return _("This job can never start as it is.")
+        if not fit.fits:
+            return _("The job does not fit right now.")
+        if fit.room_checked:
+            return _("Fits: the project's quota and the cluster's nodes have room for this "
+                     "job.")
+        return _("It fits the project's quota; free node capacity was not checked.")
+
+
+def offer_queue(fit: FitReport, spec: JobSpec, local_queues: list[str] | None) -> None:
+    """A job that waits for room in a project with a Kueue LocalQueue is offered the queue
+    first: without it its Workers start one by one and hold GPUs while the rest wait; the
+    queue starts the whole job at once. Not for a full quota on the number of jobs (a queued
+    job is a job object too), nor a job that names a queue already."""
+    queues = sorted(local_queues or [])
+    if fit.fits or fit.never_fits or fit.count_quota_full or not queues or spec.queue_name:
+        return
+    queue = DEFAULT_QUEUE if DEFAULT_QUEUE in queues else queues[0]
+    fit.fixes.insert(0, Fix(_("Queue it in %(queue)s: Kueue starts the whole job at once")
+                            % {"queue": queue}, {"queue_name": queue}))
 
 
 def may_create(client: ClusterClient, namespace: str, kind: JobKind | None = None) -> None:
@@ -174,4 +218,5 @@ def preflight(client: ClusterClient, spec: JobSpec) -> Preflight:
     findings = validate_spec(spec, facts.context()) + against_cluster
     fit = check_fit(spec, facts.quotas, facts.limit_ranges, nodes or [], spec.namespace,
                     room=room)
+    offer_queue(fit, spec, facts.local_queues)
     return Preflight(findings=findings, fit=fit, facts=facts, nodes_readable=nodes is not None)

@@ -21,7 +21,7 @@ from odh.training.cli.output import (
 from odh.training.cluster.jobwatch import job_changes, wait_until_gone
 from odh.training.durations import format_duration
 from odh.training.findings import errors_of, warnings_of
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.kinds import KINDS, JobKind, creatable_kinds, kind_for_slug
 from odh.training.logs.logfollow import (
     follow_pod_lines,
@@ -115,6 +115,7 @@ def _say_refusal(refused: creating.CreateRefused, filename: str | None,
     _say_warnings(refused.checked, filename, kind)
     if refused.reason == creating.COUNT_QUOTA_FULL:  # no fix of the job's, no --force
         _err(_("error: %(headline)s") % {"headline": str(refused)})
+        _say_room(refused.room)
         return
     if refused.reason == creating.INVALID:
         for problem in refused.findings:
@@ -126,12 +127,30 @@ def _say_refusal(refused: creating.CreateRefused, filename: str | None,
     fit = refused.checked.fit
     _err(_("error: this job can never start as it is: %(problems)s")
          % {"problems": " ".join(refused.problems)})
-    for fix in fit.fixes:
+    _say_fixes(fit.fixes)
+    _err(_("  or pass --force to create it anyway.") if fit.fixes else
+         _("  pass --force to create it anyway."))
+
+
+def _say_room(room) -> None:
+    """The oldest finished jobs whose deletion makes room in a full count quota, with the
+    commands that delete them, or why none is offered."""
+    if room is None:
+        return
+    if not room.makes_room:
+        _err("  " + room.shortfall())
+        return
+    _err(ngettext("  fix: %(label)s. Delete it with:", "  fix: %(label)s. Delete them with:",
+                  len(room.names)) % {"label": room.label()})
+    for command in room.commands():
+        _err(f"    {command}")
+
+
+def _say_fixes(fixes) -> None:
+    for fix in fixes:
         flags = fix_flags(fix)
         _err(_("  fix: %(flags)s (%(label)s)") % {"flags": flags, "label": fix.label}
              if flags else f"  fix: {fix.label}")
-    _err(_("  or pass --force to create it anyway.") if fit.fixes else
-         _("  pass --force to create it anyway."))
 
 
 def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO) -> int:
@@ -148,14 +167,14 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
         _say_refusal(refused, args.filename, spec.kind)
         return BAD_INPUT
     _say_warnings(checked, args.filename, spec.kind)
-    if not checked.nodes_readable:
-        _err(_("note: you may not list the cluster's nodes, so whether a node is large enough "
-               "for a Worker was not checked."))
+    if checked.capacity_note:  # what "fits" could not see
+        _err(_("note: %(note)s") % {"note": checked.capacity_note})
     fit = checked.fit
     if not fit.fits:
         said = fit.problems + ([fit.node_problem] if fit.node_problem else [])
         _err(_("warning: %(problems)s %(note)s") % {"problems": " ".join(said),
                                                      "note": fit.waiting_note})
+        _say_fixes(fit.fixes)  # the project's queue first, where it has one
     if args.show_yaml:
         out.write(manifest_yaml(build_manifest(spec)))
     created = creating.create(client.cluster, spec, dry_run=bool(args.dry_run),
@@ -166,7 +185,7 @@ def _create(args: argparse.Namespace, client, spec, namespace: str, out: TextIO)
         dump(created, args.output, out)
     elif args.dry_run:
         out.write(_("The cluster would accept the %(kind)s %(project)s/%(name)s (dry run, "
-                    "nothing created): %(totals)s.") % values + "\n")
+                    "nothing created): %(totals)s.") % values + " " + checked.verdict + "\n")
     else:
         out.write(_("Created the %(kind)s %(project)s/%(name)s: %(totals)s. Follow it with: "
                     "odh training describe %(slug)s %(name)s -n %(project)s") % values + "\n")

@@ -74,7 +74,8 @@ FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
              "cpu_per_worker": "--cpu-per-worker", "memory_per_worker": "--memory-per-worker",
              "launcher_cpu": "--launcher-cpu", "launcher_memory": "--launcher-memory",
              "slots_per_worker": "--slots-per-worker", "node_selector": "--node-selector",
-             "command": "--command", "image_pull_secret": "--image-pull-secret"}
+             "command": "--command", "image_pull_secret": "--image-pull-secret",
+             "queue_name": "--queue"}
 
 
 class UsageError(Exception):

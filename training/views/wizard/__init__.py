@@ -22,8 +22,10 @@ from training.views.wizard.base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_po
 from training.views.wizard.copies import job_retry
 from training.views.wizard.create import job_new_create, job_new_save_template
 from training.views.wizard.live import job_new_check, job_new_fix, job_new_validate
+from training.views.wizard.room import job_new_make_room
 from training.views.wizard.steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
 
 __all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "INPUT_URLS", "STEPS", "import_too_big",
-           "job_new", "job_new_check", "job_new_create", "job_new_fix", "job_new_save_template",
+           "job_new", "job_new_check", "job_new_create", "job_new_fix", "job_new_make_room",
+           "job_new_save_template",
            "job_new_step", "job_new_validate", "job_retry", "keep_posted_input"]

@@ -35,8 +35,8 @@ def refusal_problem(refused: creating.CreateRefused) -> dict:
                              "the fixes.") % {"refusal": str(refused)}, "step": "resources",
                 "fixes": [fix.label for fix in refused.checked.fit.fixes]}
     if refused.reason == creating.COUNT_QUOTA_FULL:
-        # the resource check links the project's finished jobs, oldest first
-        return {"message": str(refused), "step": "resources"}
+        # the oldest finished jobs the person may delete, offered behind a confirmation
+        return {"message": str(refused), "step": "resources", "room": refused.room}
     findings = refused.findings
     step = drafts.step_of(findings[0].field) if findings else ""
     return {"message": " ".join(f.message for f in findings) or str(refused),

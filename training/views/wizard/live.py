@@ -76,8 +76,9 @@ def job_new_check(request: HttpRequest, key) -> HttpResponse:
         facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
                                                          projects, draft.job_kind)
         forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
+        fit = checks.fit_context(spec, facts, found, client)
     return render(request, "training/wizard/parts.html#resource-check", {
-        "draft": draft, **checks.fit_context(spec, facts, found), "facts": facts,
+        "draft": draft, **fit, "facts": facts,
         "spec": spec, "queue_forecast": forecast,
         "step": request.POST.get("step") or request.GET.get("step") or "resources"})
 

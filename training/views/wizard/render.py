@@ -82,11 +82,11 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             context["form"] = form
         elif step == "resources":
             context.update(_resources_context(data, spec, facts, validate_url, shown, runtimes))
-            context.update(checks.fit_context(spec, facts, found))
+            context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
         elif step == "review":
-            context.update(checks.fit_context(spec, facts, found))
+            context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
             context.update(_review_context(request, client, draft, spec, found))
