@@ -16,7 +16,7 @@ from odh.training.capacity.fit import COUNT_QUOTA, FitReport
 from odh.training.cluster.client import ClusterClient
 from odh.training.durations import format_duration
 from odh.training.i18n import _, ngettext
-from odh.training.kinds import MPIJOB, JobKind
+from odh.training.kinds import JobKind, kind_counted_by
 from odh.training.quantity import parse_quantity
 from odh.training.status.summarize import summarize
 from odh.training.status.summary import Phase
@@ -113,8 +113,10 @@ def room_offer(client: ClusterClient, namespace: str, fit: FitReport,
 
 
 def _offer(client: ClusterClient, namespace: str, count: int,
-           now: datetime | None) -> RoomOffer:
-    kind = MPIJOB  # the quota counts MPIJob objects
+           now: datetime | None) -> RoomOffer | None:
+    kind = kind_counted_by(COUNT_QUOTA)  # the jobs the quota counts
+    if kind is None:  # no kind of ours is what the quota counts
+        return None
     items = client.list_jobs(kind, namespace)
     finished = []
     for item in items:

@@ -44,6 +44,14 @@ def kind_for_object(obj: dict) -> JobKind | None:
     return None
 
 
+def kind_counted_by(quota_key: str) -> JobKind | None:
+    """The kind a ResourceQuota's object count names ("count/mpijobs.kubeflow.org"), or None."""
+    for candidate in KINDS.values():
+        if quota_key == f"count/{candidate.plural}.{candidate.group}":
+            return candidate
+    return None
+
+
 def creatable_kinds() -> list[JobKind]:
     """The kinds the dashboard creates (the wizard, clone, retry, import, the SDK, the CLI)."""
     return [k for k in KINDS.values() if k.creatable]
