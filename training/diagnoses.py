@@ -228,7 +228,7 @@ def compute(token: str, job: dict, pods: list[dict], events: list[dict], summary
     gone, tails = kept_for(token, summary, pods)
     if gone:
         pods = pods + gone
-        summary = summarize(job, pods, events, summary.observed_at)
+        summary = summarize(job, pods, events, summary.observed_at, summary.layout)
     sources = sources_for(token, job, summary, dismissed_here, brief, project)
     sources.logs.update(tails)
     if brief and summary.status == JobStatus.RUNNING:
@@ -360,7 +360,7 @@ def for_rows(token: str, summaries: list[JobSummary],
         candidates = known_events.get(_ref(s), events.get(s.namespace))
         mine = job_events(s.kind, job, pods, candidates) if candidates is not None else []
         # summarized again with its events, as the job's page and the hub do
-        summary = summarize(job, pods, mine, s.observed_at) if mine else s
+        summary = summarize(job, pods, mine, s.observed_at, s.layout) if mine else s
         seen = object_diagnosis(job, pods, mine, summary)
         hit = cache.get(_row_key(token, summary), default=False)
         if hit is False:

@@ -268,7 +268,7 @@ def gather(client: ClusterClient, job: dict, pods: list[dict], events: list[dict
         tails = kept_tails(pods, kept)
         pods = pods + gone
         facts = Facts(job, pods, events, now=now, dismissed=sources.dismissed,
-                      summary=summarize(job, pods, events, s.observed_at))
+                      summary=summarize(job, pods, events, s.observed_at, s.layout))
         if sources.hang_after_seconds is not None:
             facts.hang_after_seconds = sources.hang_after_seconds
         s = facts.s
@@ -380,7 +380,7 @@ def tell_listing(client: ClusterClient, listing, budget: float = BUDGET_SECONDS)
         if not job or left < 0.5:
             continue
         mine = job_events(s.kind, job, pods, events.get(s.namespace) or [])
-        summary = summarize(job, pods, mine, s.observed_at)
+        summary = summarize(job, pods, mine, s.observed_at, s.layout)
         facts = gather(client, job, pods, mine, summary=summary, budget=min(left, 3.0),
                        sources=Sources(brief=True, read_nodes=False))
         diagnosed[f"{s.namespace}/{s.kind.slug}/{s.name}"] = (summary, diagnose(facts))

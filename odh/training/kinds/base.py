@@ -66,6 +66,19 @@ def pod_label(role: str, index: int | None) -> str:
     return word if index is None else f"{word} {index}"
 
 
+@dataclass(frozen=True)
+class LayoutRef:
+    """The object, besides the job, that says how many pods of each role a job has (a
+    TrainJob's runtime: whether it runs a Launcher, and whether that Launcher is one of
+    its nodes); `namespace` "" for a cluster-scoped one."""
+
+    group: str
+    version: str
+    plural: str
+    namespace: str
+    name: str
+
+
 def pod_gpus(pod_spec: dict) -> int:
     """GPUs a pod (or pod template spec) asks for: the sum over its containers."""
     return int(sum(container_requests(c).get(GPU_RESOURCE, 0)
@@ -173,8 +186,19 @@ class JobKind:
         """The replicas of a role whose spec does not say (the v1 operators default to 1)."""
         return 1
 
-    def expected_replicas(self, job: dict) -> list[tuple[str, int, int]]:
-        """(role, replicas, GPUs per pod) as the job's spec asks for them."""
+    def layout_ref(self, job: dict) -> LayoutRef | None:
+        """The object the job's spec leaves its layout to (None: the spec says it all), to
+        be read and handed to `expected_replicas` as `layout`."""
+        return None
+
+    def layout_resources(self) -> tuple[tuple[str, str, str], ...]:
+        """(group, version, plural) of every kind of object `layout_ref` may name."""
+        return ()
+
+    def expected_replicas(self, job: dict, layout: dict | None = None
+                          ) -> list[tuple[str, int, int]]:
+        """(role, replicas, GPUs per pod) as the job's spec asks for them; `layout`: the
+        object `layout_ref` names, as read (None: not read, or not there)."""
         expected = []
         for role, replica in as_dict(get_path(job, ["spec", self.replica_specs_field])).items():
             if not isinstance(replica, dict):
@@ -204,9 +228,11 @@ class JobKind:
         it does (the Kubeflow v1 kinds do not: their progress is read from a log)."""
         return None
 
-    def placeholder_name(self, job_name: str, role: str, index: int) -> str:
-        """The name a pod not created yet is shown under (the name its operator will give it)."""
-        return f"{job_name}-{role.lower()}-{index}"
+    def placeholder_name(self, job_name: str, role: str, index: int | None) -> str:
+        """The name a pod not created yet is shown under (the name its operator will give
+        it); `index` None for the one pod of its role (the Launcher)."""
+        return f"{job_name}-{role.lower()}" if index is None else \
+            f"{job_name}-{role.lower()}-{index}"
 
     def running_without_condition(self, job: dict) -> bool:
         """Whether the job runs though no condition says so yet."""

@@ -57,6 +57,9 @@ class JobData:
     job: Obj
     pods: list[Obj]
     events: list[Obj]  # every indexed event that may be about it; queries.job_events picks
+    # the object its kind leaves its layout to (`JobKind.layout_ref`: a TrainJob's runtime),
+    # as the index keeps it; None: none, or not (yet) seen
+    layout: Obj | None = None
 
 
 class JobIndex:
@@ -70,6 +73,8 @@ class JobIndex:
         self._events: dict[tuple[str, str], dict[str, Obj]] = defaultdict(dict)
         self._event_owner: dict[str, tuple[str, str]] = {}  # event uid -> (ns, job name)
         self._quotas: dict[str, dict[str, Obj]] = defaultdict(dict)
+        # the objects jobs leave their layout to, by (group, plural, namespace, name)
+        self._layouts: dict[tuple[str, str, str, str], Obj] = {}
         self._holdings = Holdings()  # what the indexed pods hold on nodes, added up
 
     # -- changes ------------------------------------------------------------------------------
@@ -91,6 +96,21 @@ class JobIndex:
                 self._apply_other_pod(etype, obj)
                 return set()
         raise ValueError(f"unknown resource {what!r}")
+
+    def apply_layout(self, group: str, plural: str, etype: str, obj: Obj) -> set[JobKey]:
+        """Take one change of an object jobs may leave their layout to (a runtime, watched
+        as `JobKind.layout_resources` name them); the jobs that name it."""
+        meta = _meta(obj)
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        with self._lock:
+            if etype == "DELETED":
+                self._layouts.pop((group, plural, ns, name), None)
+            else:
+                self._layouts[(group, plural, ns, name)] = obj
+            return {key for key, job in self._jobs.items()
+                    if (ref := KINDS[key[1]].layout_ref(job)) is not None
+                    and (ref.group, ref.plural, ref.namespace, ref.name) == (group, plural,
+                                                                             ns, name)}
 
     def _keys_named(self, namespace: str, name: str) -> set[JobKey]:
         return {(namespace, slug, name) for slug in self._names.get((namespace, name), ())}
@@ -219,8 +239,11 @@ class JobIndex:
             job = self._jobs.get(key)
             if job is None:
                 return None
+            ref = KINDS[slug].layout_ref(job)
+            layout = self._layouts.get((ref.group, ref.plural, ref.namespace, ref.name)) \
+                if ref is not None else None
             return JobData(KINDS[slug], job, list(self._pods.get((ns, name), {}).values()),
-                           list(self._events.get((ns, name), {}).values()))
+                           list(self._events.get((ns, name), {}).values()), layout)
 
     def job_object(self, key: JobKey) -> Obj | None:
         with self._lock:

@@ -15,7 +15,8 @@ from typing import Any
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.events import event_time
-from odh.training.kinds import JobKind, pod_job_name
+from odh.training.kinds import JobKind, kind_for_object, pod_job_name
+from odh.training.kinds.base import LayoutRef
 from odh.training.status.summarize import JobSummary, summarize
 
 Obj = dict[str, Any]
@@ -29,6 +30,28 @@ def _pods_by_job(pods: list[Obj]) -> dict[tuple[str, str], list[Obj]]:
         if job:
             grouped[(meta.get("namespace", ""), job)].append(pod)
     return grouped
+
+
+def read_layout(client: ClusterClient, job: Obj,
+                known: dict[LayoutRef, Obj | None] | None = None) -> Obj | None:
+    """The object the job's kind leaves its layout to (`JobKind.layout_ref`: a TrainJob's
+    runtime), read with `client`; None when there is none, or it may not be read or is
+    gone (then the spec alone says what pods to expect). `known`: those read already (a
+    list's jobs share a few runtimes), added to."""
+    kind = kind_for_object(job)
+    ref = kind.layout_ref(job) if kind is not None else None
+    if ref is None:
+        return None
+    if known is not None and ref in known:
+        return known[ref]
+    try:
+        layout: Obj | None = client.get_custom(ref.group, ref.version, ref.plural, ref.name,
+                                               ref.namespace)
+    except errors.ClusterError:
+        layout = None
+    if known is not None:
+        known[ref] = layout
+    return layout
 
 
 @dataclass
@@ -112,11 +135,13 @@ def list_summaries(client: ClusterClient, namespaces: list[str] | None, kinds: l
         except errors.NotFound:
             continue  # this kind's API is not installed
     pods = _pods_by_job(_list_pods(client, asked, listing, fallback_once)) if with_pods else {}
+    layouts: dict[LayoutRef, Obj | None] = {}
     for kind, job in jobs:
         meta = job.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         job_pods = pods.get((namespace, name), [])
-        listing.summaries.append(summarize(job, job_pods, None, now))
+        listing.summaries.append(summarize(job, job_pods, None, now,
+                                           read_layout(client, job, layouts)))
         listing.objects[(namespace, kind.slug, name)] = (job, job_pods)
     return listing
 
@@ -161,7 +186,8 @@ def job_detail(client: ClusterClient, kind: JobKind, namespace: str, name: str,
     if candidates is None:
         candidates = client.list_events(namespace)
     events = job_events(kind, job, pods, candidates)
-    return JobDetail(kind, job, pods, events, summarize(job, pods, events, now))
+    return JobDetail(kind, job, pods, events,
+                     summarize(job, pods, events, now, read_layout(client, job)))
 
 
 def job_events(kind: JobKind, job: Obj, pods: list[Obj], events: list[Obj]) -> list[Obj]:

@@ -79,8 +79,10 @@ def _role_rank(kind: JobKind, role: str) -> int:
 
 
 def collect_replicas(kind: JobKind, job: dict, pods: list[dict], active: bool,
+                     layout: dict | None = None,
                      ) -> tuple[ReplicaState | None, list[ReplicaState], int]:
-    """(launcher, the other pods in display order, earlier launcher attempts)."""
+    """(launcher, the other pods in display order, earlier launcher attempts); `layout`:
+    the object the kind's `layout_ref` names, as read."""
     name = str(get_path(job, ["metadata", "name"], ""))
     states = [replica_from_pod(kind, pod) for pod in pods_of_job(kind, job, pods)]
     launchers = sorted((s for s in states if s.role == "Launcher"),
@@ -89,10 +91,11 @@ def collect_replicas(kind: JobKind, job: dict, pods: list[dict], active: bool,
     launcher = launchers[-1] if launchers else None
     if active:
         present = {(s.role, s.index) for s in others}
-        for role, count, gpus in kind.expected_replicas(job):
+        for role, count, gpus in kind.expected_replicas(job, layout):
             if role == "Launcher":
-                if launcher is None and kind.runs_mpirun:  # shown before it exists
-                    launcher = placeholder(f"{name}-launcher", "Launcher", None, gpus)
+                if launcher is None:  # shown before it exists
+                    launcher = placeholder(kind.placeholder_name(name, role, None), role, None,
+                                           gpus)
                 continue
             for index in range(count):
                 if (role, index) not in present:
@@ -150,8 +153,10 @@ def job_pods(kind: JobKind, job: dict, pods: list[dict]) -> list[JobPod]:
 
 
 def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
-              now: datetime | None = None) -> JobSummary:
-    """Everything the list and detail pages say about a job's state."""
+              now: datetime | None = None, layout: dict | None = None) -> JobSummary:
+    """Everything the list and detail pages say about a job's state. `layout`: the object
+    the job's kind leaves its layout to (`JobKind.layout_ref`: a TrainJob's runtime), as
+    read; without it the pods the spec alone asks for are expected."""
     kind = kind_for_object(job)
     if kind is None:
         raise ValueError(f"not a training job: {job.get('apiVersion')} {job.get('kind')}")
@@ -166,12 +171,12 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
     if terminal and finished is None and decisive is not None:
         finished = decisive.last_transition  # an evicted MPIJob gets no completionTime
     launcher, workers, retries = collect_replicas(
-        kind, job, pods, active=not terminal and status != JobStatus.SUSPENDED)
-    expected = kind.expected_replicas(job)
+        kind, job, pods, active=not terminal and status != JobStatus.SUSPENDED, layout=layout)
+    expected = kind.expected_replicas(job, layout)
     current = [r for r in ([launcher] if launcher else []) + workers if r.exists]
     ready = sum(r.ready for r in current)
     total = sum(count for _, count, _ in expected)
-    if kind.runs_mpirun:  # the Launcher is counted apart from the Workers
+    if any(role == "Launcher" for role, _, _ in expected):  # counted apart from the Workers
         workers_total = sum(count for role, count, _ in expected if role == "Worker")
         workers_ready = sum(r.ready for r in current if r.role == "Worker")
     else:
@@ -190,7 +195,7 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         created_by=str(as_dict(meta.get("annotations")).get(CREATED_BY_ANNOTATION, "")),
         conditions=conditions, observed_at=now or datetime.now(UTC),
         queue=str(as_dict(meta.get("labels")).get(QUEUE_LABEL, "")),
-        held_by_queue=status == JobStatus.PENDING and held_by_queue(job),
+        held_by_queue=status == JobStatus.PENDING and held_by_queue(job), layout=layout,
         reported_progress=kind.reported_progress(job),
     )
     step, reason, message = lifecycle_step(summary, decisive, events)

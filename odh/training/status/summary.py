@@ -71,6 +71,9 @@ class JobSummary:
     # how far training has got as the job reports it of itself (a TrainJob's
     # status.trainerStatus); None: read from its log, if at all (odh.training.logs.progress)
     reported_progress: Progress | None = None
+    # the object its kind leaves its layout to (a TrainJob's runtime), as it was read: what
+    # a summary made again of the same job is given (`summarize(..., layout=...)`)
+    layout: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def replicas(self) -> list[ReplicaState]:

@@ -392,7 +392,7 @@ class Hub:
         data = self.index.job_data(key)
         seen = self.pusher.seen.get(key)
         if data is not None and unless_same_status and seen is not None:
-            said = summarize(data.job, data.pods, None, datetime.now(UTC))
+            said = summarize(data.job, data.pods, None, datetime.now(UTC), data.layout)
             if str(said.status) == seen.status:
                 with self._cond:
                     last = self._flushed.get(key, 0.0)
@@ -411,7 +411,7 @@ class Hub:
             return
         now = datetime.now(UTC)
         events = job_events(data.kind, data.job, data.pods, data.events)
-        summary = summarize(data.job, data.pods, events, now)
+        summary = summarize(data.job, data.pods, events, now, data.layout)
         diagnosis = diagnoses.object_diagnosis(data.job, data.pods, events, summary)
         self.summaries[key] = summary
         if self.transitions is not None:

@@ -169,7 +169,7 @@ class Pusher:
         status = str(summary.status)
         change = "added" if added else "modified"
         # what the job object alone says: for viewers who may not see its pods or events
-        bare = summarize(data.job, [], None, now)
+        bare = summarize(data.job, [], None, now, data.layout)
 
         @functools.cache
         def in_language(language: str) -> tuple[JobSummary, Any, JobSummary]:
@@ -177,9 +177,9 @@ class Pusher:
             written when they are made): the ones above for the site's language."""
             if language == settings.LANGUAGE_CODE:
                 return summary, diagnosis, bare
-            said = summarize(data.job, data.pods, events, now)
+            said = summarize(data.job, data.pods, events, now, data.layout)
             return (said, diagnoses.object_diagnosis(data.job, data.pods, events, said),
-                    summarize(data.job, [], None, now))
+                    summarize(data.job, [], None, now, data.layout))
         new_events = events if forced else [
             e for e in events if seen.events.get(uid_of(e)) != _rv(e)]
         changed = status != seen.status

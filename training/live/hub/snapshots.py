@@ -41,7 +41,7 @@ def job_state(kind: JobKind, namespace: str, name: str) -> tuple[JobData, tuple]
     if data is None:
         return None
     version = (_rv(data.job), tuple(sorted(_rv(p) for p in data.pods)),
-               tuple(sorted(_rv(e) for e in data.events)))
+               tuple(sorted(_rv(e) for e in data.events)), _rv(data.layout or {}))
     return data, version
 
 
@@ -68,7 +68,8 @@ def job_object(kind: JobKind, data: JobData) -> dict:
 def detail_of(kind: JobKind, data: JobData, now: datetime) -> JobDetail:
     job = job_object(kind, data)
     events = job_events(kind, job, data.pods, data.events)
-    return JobDetail(kind, job, data.pods, events, summarize(job, data.pods, events, now))
+    return JobDetail(kind, job, data.pods, events,
+                     summarize(job, data.pods, events, now, data.layout))
 
 
 def _rv(obj: dict) -> str:
@@ -185,7 +186,8 @@ def hub_listing(namespaces: list[str] | None, kinds: list[JobKind],
             data = index.job_data(key)
             if data is None:
                 continue
-            summary = summarize(job_object(by_slug[slug], data), [], None, now)
+            summary = summarize(job_object(by_slug[slug], data), [], None, now,
+                                data.layout)
         listing.summaries.append(summary)
     return listing
 

@@ -10,8 +10,9 @@ jobs it may touch (`changed`, the hub's coalescing: hub.py), a change of a job o
 that may move the job's status; jobs, their pods and quotas tell the admin overview too.
 
 Apart from those, and not waited for by the hub's readiness: the pods of no training job
-(only their requests kept, for the overview's sums) and Kueue's Workloads where the cluster
-serves Kueue (any change tells the queue pages).
+(only their requests kept, for the overview's sums), Kueue's Workloads where the cluster
+serves Kueue (any change tells the queue pages), and the objects the kinds leave their
+jobs' layout to (a TrainJob's runtime: `JobKind.layout_resources`).
 
 The watches are opened on a thread of their own (`background.Background`), once the
 cluster's APIs say which kinds it serves (asked until it answers). `sees_cluster`,
@@ -89,6 +90,7 @@ class Watching(Background):
         self.kinds: list[JobKind] = []
         self.queue_watch: ResilientWatch | None = None
         self.other_pods_watch: ResilientWatch | None = None
+        self.layout_watches: list[ResilientWatch] = []
         self._discovery_failing = False
 
     # -- life ---------------------------------------------------------------------------------
@@ -101,7 +103,7 @@ class Watching(Background):
         for w in list(self.watches):
             w.stop(timeout=timeout)
         super().stop(timeout)
-        for extra in (self.queue_watch, self.other_pods_watch):
+        for extra in (self.queue_watch, self.other_pods_watch, *self.layout_watches):
             if extra is not None:
                 extra.stop(timeout=timeout)
 
@@ -164,6 +166,22 @@ class Watching(Background):
         self.opened()
         self._watch_other_pods()
         self._watch_workloads()
+        self._watch_layouts()
+
+    def _watch_layouts(self) -> None:
+        """What the kinds leave their jobs' layout to (a TrainJob's runtime: whether it runs
+        a Launcher, and as one of its nodes): apart from the job watches (readiness does
+        not wait for it; a job whose runtime the hub may not read shows the pods its spec
+        asks for), each change telling the jobs that name the object."""
+        for group, version, plural in dict.fromkeys(
+                r for k in self.kinds for r in k.layout_resources()):
+            def handle(etype: str, obj: dict, group: str = group, plural: str = plural
+                       ) -> None:
+                self.changed(self.index.apply_layout(group, plural, etype, obj))
+            watch = ResilientWatch(self.client_factory(), WatchedResource(plural, group, version),
+                                   handle, timeout_seconds=self.watch_timeout,
+                                   client_factory=self.refresh_client_factory)
+            self.layout_watches.append(watch.start())
 
     def _watch_other_pods(self) -> None:
         """The pods of no training job, for the admin overview's sums only: apart from the

@@ -12,6 +12,8 @@ from odh.training.i18n import LazyText
 from odh.training.kinds.base import (
     REPLICATED_JOB_LABEL,
     JobKind,
+    LayoutRef,
+    pod_gpus,
     role_name,
 )
 from odh.training.logs.progress import Progress, reported
@@ -20,6 +22,8 @@ from odh.training.quantity import GPU_RESOURCE, container_requests
 
 GROUP, VERSION, KIND = "trainer.kubeflow.org", "v1alpha1", "TrainJob"
 API_VERSION = f"{GROUP}/{VERSION}"
+_RUNTIME_PLURALS = {"ClusterTrainingRuntime": "clustertrainingruntimes",
+                    "TrainingRuntime": "trainingruntimes"}
 
 # the replicated jobs of the upstream runtimes (manifests/base/runtimes)
 _REPLICATED_JOBS = "launcher|node|dataset-initializer|model-initializer|initializer"
@@ -37,13 +41,42 @@ class TrainJobKind(JobKind):
         # the replicated job's name: "node" (the Workers) or "launcher"
         return role_name(str(labels.get(REPLICATED_JOB_LABEL, "node")))
 
-    def expected_replicas(self, job: dict) -> list[tuple[str, int, int]]:
+    def layout_ref(self, job: dict) -> LayoutRef | None:
+        # The runtime, not the JobSet: it is there before the Trainer builds the JobSet (a
+        # TrainJob just created, one whose JobSet could not be built) and one read of it
+        # serves every job on it; the JobSet's replicated jobs are made from it.
+        ref = as_dict(get_path(job, ["spec", "runtimeRef"]))
+        kind = str(ref.get("kind") or "ClusterTrainingRuntime")
+        name = str(ref.get("name") or "")
+        if not name or kind not in _RUNTIME_PLURALS:
+            return None
+        namespace = str(get_path(job, ["metadata", "namespace"]) or "") \
+            if kind == "TrainingRuntime" else ""
+        return LayoutRef(GROUP, VERSION, _RUNTIME_PLURALS[kind], namespace, name)
+
+    def layout_resources(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple((GROUP, VERSION, plural) for plural in _RUNTIME_PLURALS.values())
+
+    def expected_replicas(self, job: dict, layout: dict | None = None
+                          ) -> list[tuple[str, int, int]]:
+        # The Trainer's layout (upstream's mpi and jobset plugins): numNodes nodes, the
+        # runtime's mlPolicy.numNodes where the TrainJob does not say; an MPI runtime adds a
+        # Launcher, which with runLauncherAsNode is one of the nodes (and sized as one), so
+        # the node Job has one pod fewer. Without the runtime: numNodes nodes, no Launcher.
         trainer = as_dict(get_path(job, ["spec", "trainer"]))
-        nodes = trainer.get("numNodes")
+        policy = as_dict(get_path(layout, ["spec", "mlPolicy"])) if layout else {}
+        nodes = trainer.get("numNodes", policy.get("numNodes"))
         resources = {"resources": as_dict(trainer.get("resourcesPerNode"))}
         gpus = int(container_requests(resources).get(GPU_RESOURCE, 0))
         count = max(0, nodes) if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
-        return [("Worker", count, gpus)]
+        mpi = policy.get("mpi")
+        if not isinstance(mpi, dict) or not self._runtime_job(layout, "launcher"):
+            return [("Worker", count, gpus)]
+        if mpi.get("runLauncherAsNode") is True:
+            return [("Launcher", 1, gpus), ("Worker", max(1, count - 1), gpus)]
+        launcher = as_dict(get_path(self._runtime_job(layout, "launcher"),
+                                    ["template", "spec", "template", "spec"]))
+        return [("Launcher", 1, pod_gpus(launcher)), ("Worker", count, gpus)]
 
     def commands(self, job: dict) -> list[list[str]]:
         trainer = as_dict(get_path(job, ["spec", "trainer"]))
@@ -57,8 +90,17 @@ class TrainJobKind(JobKind):
         return reported(status.get("progressPercentage"),
                         status.get("estimatedRemainingSeconds"), status.get("lastUpdatedTime"))
 
-    def placeholder_name(self, job_name: str, role: str, index: int) -> str:
-        return f"{job_name}-node-0-{index}"
+    @staticmethod
+    def _runtime_job(layout: dict | None, name: str) -> dict:
+        """The runtime's replicated job of this name ({} when it has none)."""
+        return next((j for j in as_list(get_path(layout, ["spec", "template", "spec",
+                                                          "replicatedJobs"]))
+                     if isinstance(j, dict) and j.get("name") == name), {})
+
+    def placeholder_name(self, job_name: str, role: str, index: int | None) -> str:
+        # <job>-<replicated job>-<job index>-<pod index>, less the suffix it will get
+        job = "launcher" if role == "Launcher" else "node"
+        return f"{job_name}-{job}-0-{index or 0}"
 
     def running_without_condition(self, job: dict) -> bool:
         # the JobSet's Jobs run before the Trainer says anything
