@@ -249,6 +249,31 @@ def test_the_cli_waits_for_a_trainjob_from_a_manifest(cluster, capsys, tmp_path)
     assert out.splitlines()[-1].startswith("pi-file Succeeded after ")
 
 
+def test_a_node_restarted_in_place_until_its_job_gave_up_is_told_without_the_hub(
+        cluster, admin, capsys):
+    # the node container is OOMKilled and restarted in place (the JobSet's pods restart
+    # OnFailure) until the node Job's backoff limit; its pod is deleted with the Job, so
+    # only the Job's event, the TrainJob's status and the pod's BackOff events are left
+    TrainJob("oom-node", runtime="torch-distributed", num_nodes=1, namespace=NS, image=IMAGE,
+             resources_per_node={"cpu": "1", "memory": "1Gi"},
+             annotations={"simcluster.io/run-seconds": "20", "simcluster.io/failure": "oom",
+                          "simcluster.io/failure-after-seconds": "1"}, client=admin).create()
+    wait_until(lambda: admin.get_job("oom-node", NS, "trainjob").get("status", {}).get(
+        "jobsStatus", [{}])[0].get("failed"), timeout=120, message="the node Job to fail")
+    code, out = cli(cluster, "training", "describe", "trainjob", "oom-node", "-n", NS)
+    assert code == 0, capsys.readouterr().err
+    told = out[out.index("Diagnosis:"):]
+    assert "could not tell" not in told
+    assert ("The Node Job oom-node-node-0 reached its backoff limit: its pods failed too "
+            "many times") in told
+    # the cluster's own words as evidence, and a retry offered
+    assert "BackoffLimitExceeded: Job has reached the specified backoff limit" in told
+    assert "jobsStatus name=node, active=0, succeeded=0, failed=1" in told
+    assert "BackOff: Back-off restarting failed container node" in told
+    assert "Retry the job" in told
+    admin.delete_job("oom-node", NS, "trainjob")
+
+
 def test_the_cli_lists_runtimes(cluster, capsys):
     code, out = cli(cluster, "training", "list", "runtimes", "-n", NS)
     assert code == 0

@@ -283,3 +283,13 @@ def test_a_succeeded_or_suspended_job_has_no_diagnosis():
 
     done = mpijob("ok", conditions=[condition("Succeeded", "True", "MPIJobSucceeded", "", 9)])
     assert diagnose(facts(done, [])) is None
+
+
+def test_a_launcher_job_that_gave_up_with_no_pod_left_says_so_and_offers_a_retry():
+    job = failed_job("x", reason=condition("Failed", "True", "BackoffLimitExceeded",
+                                           "Job has reached the specified backoff limit", 700))
+    found = diagnose(facts(job, []))
+    assert found.scenario == "backoff-limit"
+    assert found.headline == ("The Launcher Job reached its backoff limit: its pods failed "
+                              "too many times")
+    assert Action.RETRY in [s.action for s in found.suggestions]

@@ -42,11 +42,13 @@ def pod_events(facts: Facts, name: str, reason: str | None = None) -> list[dict]
 
 
 def job_events(facts: Facts, reasons: tuple[str, ...] = ()) -> list[dict]:
-    """Events about the job itself and its launcher Job, oldest first."""
-    name = facts.s.name
-    wanted = {(facts.s.kind.kind, name), ("Job", f"{name}-launcher")}
+    """Events about the job itself and the objects its operator makes for it but its pods
+    (its launcher Job; a TrainJob's JobSet and Jobs), oldest first."""
+    kind, name = facts.s.kind, facts.s.name
+    wanted = {(kind.kind, name), ("Job", f"{name}-launcher")}
     found = [e for e in facts.events
-             if (involved(e).get("kind"), involved(e).get("name")) in wanted]
+             if (about := (str(involved(e).get("kind") or ""), str(involved(e).get("name") or "")))
+             in wanted or (about[0] != "Pod" and kind.event_job_name(*about) == name)]
     if reasons:
         found = [e for e in found if e.get("reason") in reasons]
     return sorted(found, key=lambda e: event_time(e) or datetime.min.replace(

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import difflib
 
+from odh.training.cluster.events import event_time, involved
 from odh.training.diagnosis import fixes as f
 from odh.training.diagnosis import logs, suggest
 from odh.training.diagnosis.common import (
     event_evidence,
+    job_events,
     job_verdict,
     labels,
     launcher_tails,
@@ -526,6 +528,54 @@ def exit_code(facts: Facts) -> Diagnosis | None:
                      raw_reason=first.reason, raw_message=first.message)
 
 
+# -- a batch Job that gave up ---------------------------------------------------------------------
+def backoff_limit(facts: Facts) -> Diagnosis | None:
+    """A Job of the job (a TrainJob's node Job, an MPIJob's launcher Job) reached its
+    backoff limit, or the job's status says which of its Jobs failed, and no pod tells why:
+    a container restarted in place (the JobSet's pods restart OnFailure) leaves no failed
+    pod, and the failed Job's pods are deleted with it."""
+    s = facts.s
+    if s.status != JobStatus.FAILED:
+        return None
+    gave_up = [e for e in job_events(facts, ("BackoffLimitExceeded",))
+               if involved(e).get("kind") == "Job"]
+    failed = s.kind.failed_batch_jobs(facts.job)
+    backoff = bool(gave_up) or "BackoffLimitExceeded" in s.reason
+    if not backoff and not failed:
+        return None
+    batch = str(involved(gave_up[-1]).get("name") or "") if gave_up else \
+        next((name for _role, name, _words in failed if name), "")
+    role = (s.kind.batch_job_role(s.name, batch) if batch else None) or \
+        (failed[0][0] if failed else s.kind.lead_role)
+    values = {"role": s.kind.pod_label(role, None), "job": batch}
+    if backoff:
+        headline = _("The %(role)s Job %(job)s reached its backoff limit: its pods failed "
+                     "too many times") if batch else \
+            _("The %(role)s Job reached its backoff limit: its pods failed too many times")
+    else:
+        headline = _("The %(role)s Job %(job)s failed, and the job with it") if batch else \
+            _("The %(role)s Job failed, and the job with it")
+    evidence = [event_evidence(e, batch or values["role"]) for e in gave_up[-1:]]
+    evidence += [Evidence("state", words, s.kind.kind) for _role, _name, words in failed
+                 if words]
+    # the kubelet's words about the restarts in place, the pods themselves gone
+    restarts = sorted((e for e in facts.events if e.get("reason") == "BackOff"
+                       and involved(e).get("kind") == "Pod"
+                       and s.kind.event_job_name("Pod", str(involved(e).get("name") or ""))
+                       == s.name), key=lambda e: event_time(e) or facts.now)
+    evidence += [event_evidence(e, str(involved(e).get("name") or "")) for e in restarts[-1:]]
+    found = [suggest.events(),
+             suggest.advice(_("Its pods were deleted with the failed Job, and their logs with "
+                              "them: the job's page in the dashboard shows the failed runs it "
+                              "kept; a new run's restarting pod can be read while it runs.")),
+             suggest.retry(_("Retry the job: a pod that failed for a passing reason (a node, "
+                             "the network, a busy service) may run through next time.")),
+             *suggest.similar(facts), suggest.guide("backoff-limit")]
+    return Diagnosis("backoff-limit", Severity.ERROR, Culprit.UNKNOWN, headline % values,
+                     _consequence(facts, evidence), [], [values["role"]], found,
+                     raw_reason=s.reason, raw_message=s.message)
+
+
 def unknown_failure(facts: Facts) -> Diagnosis | None:
     s = facts.s
     if s.status != JobStatus.FAILED:
@@ -548,4 +598,5 @@ def unknown(facts: Facts, headline: str, reason: str, text: str,
 # what explains a pod's failure, most telling first
 CAUSE_RULES = (oom_killed, evicted, node_lost, preempted, cuda_out_of_memory, command_problem,
                segfault, mpi_communication)
-FAILURE_RULES = (*CAUSE_RULES[:4], deadline_exceeded, *CAUSE_RULES[4:], exit_code)
+FAILURE_RULES = (*CAUSE_RULES[:4], deadline_exceeded, *CAUSE_RULES[4:], exit_code,
+                 backoff_limit)

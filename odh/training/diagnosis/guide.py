@@ -33,6 +33,7 @@ PAGES = {
     "waiting-for-capacity": (gettext_lazy("Waiting for GPUs"), Culprit.CAPACITY),
     "quota": (gettext_lazy("Waiting on the project's quota"), Culprit.CAPACITY),
     "preempted": (gettext_lazy("Preempted"), Culprit.CAPACITY),
+    "backoff-limit": (gettext_lazy("A Job reached its backoff limit"), Culprit.UNKNOWN),
     "unknown": (gettext_lazy("We could not tell why"), Culprit.UNKNOWN),
 }
 

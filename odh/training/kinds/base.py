@@ -228,6 +228,22 @@ class JobKind:
         it does (the Kubeflow v1 kinds do not: their progress is read from a log)."""
         return None
 
+    def batch_job_role(self, job_name: str, batch_job: str) -> str | None:
+        """The role whose pods a batch Job of the job runs, from the Job's name ("Launcher"
+        for an MPIJob's <job>-launcher, "Worker" for a TrainJob's <job>-node-0); None for a
+        Job that is not the job's."""
+        if not batch_job.startswith(f"{job_name}-") or \
+                self.event_job_name("Job", batch_job) not in (job_name, None):
+            return None
+        rest = re.sub(r"-[0-9]+$", "", batch_job[len(job_name) + 1:])
+        return role_name(rest) if rest else None
+
+    def failed_batch_jobs(self, job: dict) -> list[tuple[str, str, str]]:
+        """(role, Job name or "" when the status does not name it, the status's own words)
+        for each batch Job of the job that its status says failed (a TrainJob's
+        jobsStatus); the operators of the other kinds say it in their conditions."""
+        return []
+
     def placeholder_name(self, job_name: str, role: str, index: int | None) -> str:
         """The name a pod not created yet is shown under (the name its operator will give
         it); `index` None for the one pod of its role (the Launcher)."""

@@ -28,6 +28,8 @@ _RUNTIME_PLURALS = {"ClusterTrainingRuntime": "clustertrainingruntimes",
 # the replicated jobs of the upstream runtimes (manifests/base/runtimes)
 _REPLICATED_JOBS = "launcher|node|dataset-initializer|model-initializer|initializer"
 _JOB_NAME = re.compile(rf"(?P<job>.+?)-(?:{_REPLICATED_JOBS})-\d+")
+# the JobSet controller's Failed message, which the Trainer copies onto the TrainJob
+_FIRST_FAILED = re.compile(r"first failed job: ([a-z0-9][-a-z0-9.]*[a-z0-9])")
 _POD_NAME = re.compile(rf"(?P<job>.+?)-(?:{_REPLICATED_JOBS})-\d+-\d+-[a-z0-9]{{5}}")
 
 
@@ -96,6 +98,29 @@ class TrainJobKind(JobKind):
         return next((j for j in as_list(get_path(layout, ["spec", "template", "spec",
                                                           "replicatedJobs"]))
                      if isinstance(j, dict) and j.get("name") == name), {})
+
+    def failed_batch_jobs(self, job: dict) -> list[tuple[str, str, str]]:
+        name = str(get_path(job, ["metadata", "name"]) or "")
+        failed = next((c for c in as_list(get_path(job, ["status", "conditions"]))
+                       if isinstance(c, dict) and c.get("type") == "Failed"
+                       and c.get("status") == "True"), {})
+        found = []
+        named = _FIRST_FAILED.search(str(failed.get("message") or ""))
+        if named and (role := self.batch_job_role(name, named.group(1))):
+            found.append((role, named.group(1), ""))
+        for entry in as_list(get_path(job, ["status", "jobsStatus"])):
+            count = as_dict(entry).get("failed")
+            if not isinstance(count, int) or count <= 0:
+                continue
+            role = role_name(str(as_dict(entry).get("name") or "node"))
+            words = "jobsStatus " + ", ".join(
+                f"{key}={as_dict(entry)[key]}" for key in ("name", "active", "succeeded",
+                                                           "failed") if key in as_dict(entry))
+            if found and found[0][0] == role:
+                found[0] = (role, found[0][1], words)
+            else:
+                found.append((role, "", words))
+        return found
 
     def placeholder_name(self, job_name: str, role: str, index: int | None) -> str:
         # <job>-<replicated job>-<job index>-<pod index>, less the suffix it will get
