@@ -293,3 +293,38 @@ def test_a_launcher_job_that_gave_up_with_no_pod_left_says_so_and_offers_a_retry
     assert found.headline == ("The Launcher Job reached its backoff limit: its pods failed "
                               "too many times")
     assert Action.RETRY in [s.action for s in found.suggestions]
+
+
+def _launcher_oom(pod_name: str, labels: dict) -> dict:
+    return with_memory(pod(pod_name, labels, phase="Failed", gpus=0, container="launcher",
+                           state=container_terminated("OOMKilled", 137)), "2Gi")
+
+
+def test_a_trainjob_s_launcher_out_of_memory_offers_no_launcher_fix_an_mpijob_s_does():
+    from tests.unit.training_objects import at
+    # an MPIJob's Launcher is sized in its spec: the clone can give it more memory
+    mpi = diagnose(facts(failed_job("gpt2"), [_launcher_oom("gpt2-launcher-x7k2p", {
+        "training.kubeflow.org/job-name": "gpt2", "training.kubeflow.org/job-role": "launcher",
+        "training.kubeflow.org/operator-name": "mpi-operator"})],
+        nodes=[GPU_NODE], quotas=[TEAM_QUOTA]))
+    assert mpi.scenario == "oom-killed"
+    assert any("launcher_memory" in f.changes for f in _fixes(mpi))
+    # a TrainJob's runtime sizes its Launcher, and TrainJob refuses launcher fields
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "pi", "namespace": "team-nlp", "uid": "u-pi",
+                     "creationTimestamp": at(0)},
+        "spec": {"runtimeRef": {"name": "mpi-distributed"},
+                 "trainer": {"image": "mpi-pi:1", "numNodes": 2,
+                             "resourcesPerNode": {"limits": {"memory": "4Gi"}}}},
+        "status": {"conditions": [condition("Failed", "True", "FailedJobs",
+                                            "jobset failed due to one or more job failures "
+                                            "(first failed job: pi-launcher-0)", 700)]}}
+    found = diagnose(facts(trainjob, [_launcher_oom("pi-launcher-0-0-abcde", {
+        "jobset.sigs.k8s.io/jobset-name": "pi",
+        "jobset.sigs.k8s.io/replicatedjob-name": "launcher"})],
+        nodes=[GPU_NODE], quotas=[TEAM_QUOTA]))
+    assert found.scenario == "oom-killed"
+    assert found.headline.startswith("Launcher ran out of memory")
+    assert not [f for f in _fixes(found) if "launcher_memory" in f.fields
+                or "launcher_cpu" in f.fields]

@@ -88,4 +88,8 @@ def diagnose(facts: Facts) -> Diagnosis | None:
         return None
     if found is not None:
         found.unread = list(dict.fromkeys(found.unread + facts.unread))
+        # only the fixes this kind's spec can carry (a TrainJob's runtime sizes its
+        # Launcher: no "Clone with more memory for the Launcher")
+        found.suggestions = [s for s in found.suggestions if s.fix is None
+                             or all(facts.s.kind.sets(name) for name in s.fix.fields)]
     return found

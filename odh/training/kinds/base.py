@@ -10,6 +10,7 @@ replica specs keyed by role, pods labelled with their replica type and index.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,18 @@ class JobKind:
     def clone_spec(self, spec: JobSpec, new_name: str) -> JobSpec:
         """A copy under a new name, ready to create (server-written state dropped)."""
         return self._model().clone(spec, new_name)
+
+    def sets(self, field: str) -> bool:
+        """Whether a person sets this field of the spec for this kind's jobs, so that a fix
+        (a clone with a changed setting) may change it: not for a kind the dashboard does not
+        create, nor for a field the kind leaves to others (a TrainJob's Launcher size, which
+        its runtime sets: `SpecModel.unset_fields`)."""
+        model = self.spec_model
+        if model is None or field in model.unset_fields:
+            return False
+        spec_class = model.spec_class
+        return not dataclasses.is_dataclass(spec_class) or \
+            field in {f.name for f in dataclasses.fields(spec_class)}
 
     def word_for(self, role: str) -> str:
         """What this kind's pages call a role: "Node" for a TrainJob's "Worker"."""
