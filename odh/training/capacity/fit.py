@@ -103,7 +103,7 @@ def _assess(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
                 problems.append(text)
     problems += unset_compute(spec, quotas, limit_ranges, namespace)
     violations = limit_violations(spec, limit_ranges) if _worker_ready(spec) else []
-    problems += [limit_message(v) for v in violations]
+    problems += [limit_message(v, spec.kind.counts_nodes) for v in violations]
     selector = as_dict(spec.node_selector)
     node_texts = [text for text in (
         node_problem(sizes, selector, "Worker", totals.cpu_per_worker,

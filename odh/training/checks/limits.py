@@ -1,4 +1,5 @@
-"""A project's LimitRanges against the Launcher and Worker pods of an MPIJob.
+"""A project's LimitRanges against a job's pods, as its kind's manifest writes their
+templates (`JobKind.pod_templates`: an MPIJob's Launcher and Workers, a TrainJob's nodes).
 
 Follows the LimitRanger admission plugin: a container without a limit or request first
 gets the LimitRange's `default` / `defaultRequest` (a request also falls back to the
@@ -70,9 +71,9 @@ def _defaulted(container: dict, item: dict) -> tuple[dict[str, Decimal], dict[st
     return requests, limits
 
 
-def _containers(manifest: dict, role: str) -> list[dict]:
-    path = ["spec", "mpiReplicaSpecs", role, "template", "spec", "containers"]
-    return [c for c in as_list(get_path(manifest, path)) if isinstance(c, dict)]
+def _containers(templates: dict[str, dict], role: str) -> list[dict]:
+    return [c for c in as_list(as_dict(templates.get(role)).get("containers"))
+            if isinstance(c, dict)]
 
 
 def _check(requests: dict[str, Decimal], limits: dict[str, Decimal], item: dict
@@ -102,7 +103,7 @@ def limit_violations(spec: JobSpec, limit_ranges: list[dict]) -> list[LimitViola
     """Every LimitRange bound the job's pods would break (nothing when there are none)."""
     if not limit_ranges:
         return []
-    manifest = build_manifest(spec)
+    templates = spec.kind.pod_templates(build_manifest(spec))
     found: list[LimitViolation] = []
     for limit_range in limit_ranges:
         meta = as_dict(as_dict(limit_range).get("metadata"))
@@ -113,7 +114,7 @@ def limit_violations(spec: JobSpec, limit_ranges: list[dict]) -> list[LimitViola
             if scope not in ("Container", "Pod"):
                 continue
             for role in (WORKER, LAUNCHER):
-                containers = _containers(manifest, role)
+                containers = _containers(templates, role)
                 if not containers or (role == WORKER and spec.workers < 1):
                     continue
                 pairs = [_defaulted(c, item) for c in containers]

@@ -211,11 +211,15 @@ _RESOURCE_KINDS = {"cpu_per_worker": "cpu", "memory_per_worker": "memory",
                    "launcher_cpu": "cpu", "launcher_memory": "memory"}
 
 
-def resource_label(field: str) -> str:
-    """The form label of a resource field, translated."""
+def resource_label(field: str, nodes: bool = False) -> str:
+    """The form label of a resource field, translated; `nodes`: the kind counts its pods
+    as nodes (`JobKind.counts_nodes`), as the wizard's labels then say."""
     labels = {"cpu_per_worker": _("CPUs per worker"), "memory_per_worker": _("Memory per worker"),
               "gpus_per_worker": _("GPUs per worker"), "launcher_cpu": _("Launcher CPUs"),
               "launcher_memory": _("Launcher memory")}
+    if nodes:
+        labels.update(cpu_per_worker=_("CPUs per node"), memory_per_worker=_("Memory per node"),
+                      gpus_per_worker=_("GPUs per node"))
     return labels.get(field, field)
 
 
@@ -243,7 +247,7 @@ def _small_memory(field: str, what: str, raw: str, amount: Decimal) -> FieldErro
 
 def check_resources(spec: JobSpec, context: ValidationContext) -> Findings:
     for field, kind in _RESOURCE_KINDS.items():
-        what = resource_label(field)
+        what = resource_label(field, spec.kind.counts_nodes)
         raw = text(getattr(spec, field))
         if not raw.strip():
             yield _unset(field, what, kind)

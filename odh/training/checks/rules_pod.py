@@ -284,8 +284,9 @@ def _amount(resource: str, value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-def limit_message(violation: LimitViolation) -> str:
-    what = resource_label(violation.field) if violation.field != "manifest" else \
+def limit_message(violation: LimitViolation, nodes: bool = False) -> str:
+    """`nodes`: the job's kind counts its pods as nodes (a TrainJob's "CPUs per node")."""
+    what = resource_label(violation.field, nodes) if violation.field != "manifest" else \
         f"{violation.role} {violation.resource}"
     values = {"what": what, "value": _amount(violation.resource, violation.value),
               "limit": _amount(violation.resource, violation.limit),
@@ -323,7 +324,7 @@ def check_limit_ranges(spec: JobSpec, context: ValidationContext) -> Findings:
     if not context.limit_ranges or not is_int(spec.workers) or not is_int(spec.gpus_per_worker):
         return
     for violation in limit_violations(spec, context.limit_ranges):
-        yield FieldError(violation.field, limit_message(violation))
+        yield FieldError(violation.field, limit_message(violation, spec.kind.counts_nodes))
 
 
 def check_manifest(spec: JobSpec, context: ValidationContext) -> Findings:

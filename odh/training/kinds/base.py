@@ -199,6 +199,15 @@ class JobKind:
         """The replicas of a role whose spec does not say (the v1 operators default to 1)."""
         return 1
 
+    def pod_templates(self, manifest: dict) -> dict[str, dict]:
+        """The pod specs the job's manifest writes, by role ("Launcher", "Worker"), as far
+        as it writes them (what checks a job's pods before they exist read: a
+        LimitRange's bounds)."""
+        return {role_name(str(role)): as_dict(get_path(replica, ["template", "spec"]))
+                for role, replica in as_dict(get_path(manifest, ["spec",
+                                                                 self.replica_specs_field]))
+                .items() if isinstance(replica, dict)}
+
     def layout_ref(self, job: dict) -> LayoutRef | None:
         """The object the job's spec leaves its layout to (None: the spec says it all), to
         be read and handed to `expected_replicas` as `layout`."""

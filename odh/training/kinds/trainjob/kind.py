@@ -43,6 +43,15 @@ class TrainJobKind(JobKind):
         # the replicated job's name: "node" (the Workers) or "launcher"
         return role_name(str(labels.get(REPLICATED_JOB_LABEL, "node")))
 
+    def pod_templates(self, manifest: dict) -> dict[str, dict]:
+        # the trainer's resourcesPerNode replace the node container's resources (upstream's
+        # jobset plugin); the rest of the pods, and a Launcher, are the runtime's to write
+        trainer = as_dict(get_path(manifest, ["spec", "trainer"]))
+        if "resourcesPerNode" not in trainer:
+            return {}
+        return {"Worker": {"containers": [{"name": "node", "resources": as_dict(
+            trainer.get("resourcesPerNode"))}]}}
+
     def layout_ref(self, job: dict) -> LayoutRef | None:
         # The runtime, not the JobSet: it is there before the Trainer builds the JobSet (a
         # TrainJob just created, one whose JobSet could not be built) and one read of it

@@ -205,3 +205,32 @@ def test_the_runtime_select_follows_the_project_chosen(alice, team_cv_runtime):
                    {"step": "configuration", "namespace": NS, "name": "x"},
                    HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="name")
     assert "runtime-choice" not in r.content.decode()
+
+def test_a_node_over_the_project_s_limitrange_is_refused_as_the_create_path_says(alice,
+                                                                                 demo_cluster):
+    # team-cv's LimitRange allows at most 64 CPUs per container: a node of 96 is refused,
+    # at its field, in the words of the one create path (which the SDK and CLI use too)
+    from odh.training import TrainJob, creating
+    from odh.training.sdk import TrainingClient
+
+    name = unique("wiz-tj-lr")
+    with TrainingClient(kubeconfig=str(demo_cluster.kubeconfig("alice"))) as sdk:
+        job = TrainJob(name, runtime="torch-distributed", num_nodes=1, namespace="team-cv",
+                       image=IMAGE, resources_per_node={"cpu": "96", "memory": "8Gi"},
+                       client=sdk)
+        with pytest.raises(creating.CreateRefused) as refused:
+            creating.check(sdk.cluster, job.spec)
+    assert refused.value.reason == creating.INVALID
+    said = [f.message for f in refused.value.findings if f.field == "cpu_per_worker"]
+    # in the wizard's own words for a TrainJob's field
+    assert said == ["CPUs per node (96) is above the maximum of 64 per container in team-cv "
+                    "(LimitRange container-defaults): use at most 64."]
+    key = start(alice, start="trainjob")
+    r = post_step(alice, key, "configuration", namespace="team-cv", runtime=TORCH, name=name,
+                  image=IMAGE, command="torchrun /workspace/train.py")
+    assert r.status_code == 302, _problems(r)
+    r = post_step(alice, key, "resources", workers="1", cpu_per_worker="96",
+                  memory_per_worker="8Gi")
+    assert r.status_code == 200
+    assert said[0] in text(r)
+    assert draft(key).data["cpu_per_worker"] == "96"
