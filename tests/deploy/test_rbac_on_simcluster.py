@@ -117,6 +117,9 @@ def test_the_watcher_reads_everywhere_and_writes_only_on_training_jobs(applied, 
     for plural in ("mpijobs", "pytorchjobs", "tfjobs"):
         assert can("watch", plural, "kubeflow.org")
     assert can("watch", "trainjobs", "trainer.kubeflow.org")
+    # the runtimes say a TrainJob's pods (its Launcher, and whether it runs as a node)
+    for plural in ("clustertrainingruntimes", "trainingruntimes"):
+        assert can("watch", plural, "trainer.kubeflow.org")
     assert can("watch", "events") and can("watch", "resourcequotas")
     assert can("list", "nodes") and can("list", "jobs", "batch")
     assert can("get", "pods", namespace="team-nlp", subresource="log")

@@ -218,3 +218,21 @@ def test_the_cluster_overview_comes_from_the_hub_with_the_numbers_the_api_gives(
             for w in from_hub.waiting] == [(w.summary.namespace, w.summary.name, w.reason,
                                             w.detail) for w in from_api.waiting]
     assert from_hub.waiting and from_hub.projects  # the demo has both
+
+
+def test_the_hub_knows_a_trainjob_s_runtime_and_so_its_launcher(hub, demo):
+    # xgboost-mpi-bench runs on mpi-distributed: a Launcher and 2 nodes, counted as the
+    # job's page counts them, from the runtime the hub watches
+    from datetime import UTC, datetime
+
+    from odh.training.kinds import TRAINJOB
+    from tests.waiting import wait_until
+
+    key = ("research", "trainjob", "xgboost-mpi-bench")
+    wait_until(lambda: (hub.index.job_data(key) or None) and hub.index.job_data(key).layout,
+               30, message="the hub to have read the runtime")
+    data = hub.index.job_data(key)
+    assert data.layout["metadata"]["name"] == "mpi-distributed"
+    detail = training.live.hub.snapshots.detail_of(TRAINJOB, data, datetime.now(UTC))
+    assert [r.role for r in detail.summary.replicas] == ["Launcher", "Worker", "Worker"]
+    assert (detail.summary.ready, detail.summary.total) == (3, 3)
