@@ -28,12 +28,12 @@ from odh.training import errors
 from odh.training.capacity.fit import COUNT_QUOTA
 from odh.training.capacity.preflight import Preflight, preflight
 from odh.training.capacity.quota import line_problem
-from odh.training.capacity.room import RoomOffer, room_offer
 from odh.training.cluster.client import ClusterClient
 from odh.training.findings import FieldError
 from odh.training.i18n import _
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message
 from odh.training.spec import JobSpec, build_manifest
+from odh.training.status.room import RoomOffer, room_offer
 
 UNKNOWN_FIELDS = "unknown-fields"
 INVALID = "invalid"

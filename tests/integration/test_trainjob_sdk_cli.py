@@ -211,7 +211,7 @@ def test_the_cli_creates_and_follows_a_trainjob_through_every_verb(cluster, caps
                     "--memory", "4Gi", "--image", IMAGE, "--annotation",
                     "simcluster.io/run-seconds=600", "--", "mpirun", "/home/mpiuser/pi")
     assert code == 0, capsys.readouterr().err
-    assert out.startswith("Created the TrainJob team-nlp/pi-cli: 2 Workers x 2 CPU, 4Gi, 1 GPU")
+    assert out.startswith("Created the TrainJob team-nlp/pi-cli: 2 Nodes x 2 CPU, 4Gi, 1 GPU")
     assert "odh training describe trainjob pi-cli -n team-nlp" in out
     code, out = cli(cluster, "training", "get", "trainjob", "pi-cli", "-n", NS, "-o", "json")
     assert code == 0 and json.loads(out)["spec"]["trainer"]["numNodes"] == 2

@@ -481,3 +481,18 @@ def test_the_launcher_needs_a_place_too():
                        room=room_now(nodes, []))
     assert report.problems == [
         "Right now no node has room for the Launcher after its Workers: other jobs hold it."]
+
+
+def test_a_trainjobs_fixes_speak_of_nodes():
+    """A TrainJob's Workers are its nodes, in upstream's word: its fixes say so."""
+    from odh.training.kinds import kind_for_slug
+    job = kind_for_slug("trainjob").new_spec(
+        name="bert", namespace="team-cv", image="quay.io/team/bert:1.0", workers=2,
+        cpu_per_worker="96", memory_per_worker="256Gi", gpus_per_worker=1)
+    report = check_fit(job, [CV_QUOTA], CV_LIMITS, NODES, "team-cv")
+    labels = [fix.label for fix in report.fixes]
+    # no Launcher beside them here: 3 x 64 CPUs fill the quota's 192
+    assert labels[:2] == [
+        "Use 64 CPUs per node and 3 nodes (in all: 3 GPUs instead of 2 GPUs)",
+        "Reduce CPUs per node to 64 (in all: 128 CPUs instead of 192 CPUs)"], labels
+    assert not any("worker" in label.lower() for label in labels), labels

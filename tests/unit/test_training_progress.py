@@ -345,19 +345,19 @@ def test_a_trainjobs_trainer_status_is_its_progress():
     from datetime import UTC, datetime
 
     from odh.training.kinds import MPIJOB, TRAINJOB
-    from odh.training.logs.progress import REPORTED
+    from odh.training.logs.progress import REPORTED, reported_progress
     said = {"progressPercentage": 40, "estimatedRemainingSeconds": 5400,
             "lastUpdatedTime": "2026-01-01T10:00:00Z"}
-    progress = TRAINJOB.reported_progress({"status": {"trainerStatus": said}})
+    progress = reported_progress(TRAINJOB, {"status": {"trainerStatus": said}})
     assert progress is not None
     assert (progress.unit, progress.percent, progress.total) == (REPORTED, 40, 100)
     assert progress.eta_at(datetime(2026, 1, 1, 10, 30, tzinfo=UTC)) == 3600
-    only_eta = TRAINJOB.reported_progress({"status": {"trainerStatus": {
+    only_eta = reported_progress(TRAINJOB, {"status": {"trainerStatus": {
         "estimatedRemainingSeconds": 60, "lastUpdatedTime": "2026-01-01T10:00:00Z"}}})
     assert only_eta is not None and only_eta.percent is None and only_eta.eta_seconds == 60
     # nothing reported (the feature gate off, or not yet), or nonsense: read from the log
     for status in ({}, {"trainerStatus": {"lastUpdatedTime": "2026-01-01T10:00:00Z"}},
                    {"trainerStatus": {"progressPercentage": "40"}},
                    {"trainerStatus": {"progressPercentage": True}}):
-        assert TRAINJOB.reported_progress({"status": status}) is None, status
-    assert MPIJOB.reported_progress({"status": {"trainerStatus": said}}) is None
+        assert reported_progress(TRAINJOB, {"status": status}) is None, status
+    assert reported_progress(MPIJOB, {"status": {"trainerStatus": said}}) is None

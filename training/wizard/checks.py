@@ -20,7 +20,6 @@ from odh.training.capacity.fit import FitReport, check_fit
 from odh.training.capacity.nodes import NodeSize
 from odh.training.capacity.preflight import ProjectFacts, offer_queue, read_project_facts
 from odh.training.capacity.quota import compute_name, resource_title
-from odh.training.capacity.room import room_offer
 from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.findings import NP_MISMATCH
@@ -28,6 +27,7 @@ from odh.training.kinds import JobKind
 from odh.training.manifests.totals import figure_with_unit
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.spec import JobSpec
+from odh.training.status.room import room_offer
 from odh.training.validation import validate_spec
 from training.cluster import client_for_token, cluster_config
 from training.wizard import drafts
@@ -251,7 +251,7 @@ def fit_context(spec: JobSpec, facts: ProjectFacts, found: dict,
                 client: ClusterClient | None = None) -> dict:
     """The resource check's `fit` and `fit_lines`; with the person's `client`, where the
     quota on the number of jobs is full, `room_offer`: the oldest finished jobs they may
-    delete to make room (odh.training.capacity.room)."""
+    delete to make room (odh.training.status.room)."""
     fit = fit_for(spec, facts, found)
     offer = room_offer(client, spec.namespace, fit) \
         if client is not None and fit is not None and fit.count_quota_full else None

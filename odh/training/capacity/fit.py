@@ -30,7 +30,7 @@ from odh.training.checks.limits import FIELDS, LimitViolation, limit_violations
 from odh.training.checks.names import MAX_WORKERS
 from odh.training.checks.rules_job import command_processes, with_processes
 from odh.training.checks.rules_pod import limit_message
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.manifests.totals import Totals, cpus, gpus, totals_for, workers_text
 from odh.training.paths import as_dict
 from odh.training.quantity import display_memory, format_cpu, format_memory
@@ -220,26 +220,44 @@ def keep_processes_in_step(spec: JobSpec, changes: dict[str, Any]) -> dict[str, 
 
 # --- candidate fixes -------------------------------------------------------------------
 
+# (in a Worker's words, in a node's: a TrainJob's nodes keep upstream's word)
 _REDUCE = {
-    "workers": lambda: _("Reduce workers to %(amount)s"),
-    "gpus_per_worker": lambda: _("Reduce GPUs per worker to %(amount)s"),
-    "cpu_per_worker": lambda: _("Reduce CPUs per worker to %(amount)s"),
-    "memory_per_worker": lambda: _("Reduce memory per worker to %(amount)s"),
-    "launcher_cpu": lambda: _("Reduce Launcher CPUs to %(amount)s"),
-    "launcher_memory": lambda: _("Reduce Launcher memory to %(amount)s"),
+    "workers": (lambda: _("Reduce workers to %(amount)s"),
+                lambda: _("Reduce nodes to %(amount)s")),
+    "gpus_per_worker": (lambda: _("Reduce GPUs per worker to %(amount)s"),
+                        lambda: _("Reduce GPUs per node to %(amount)s")),
+    "cpu_per_worker": (lambda: _("Reduce CPUs per worker to %(amount)s"),
+                       lambda: _("Reduce CPUs per node to %(amount)s")),
+    "memory_per_worker": (lambda: _("Reduce memory per worker to %(amount)s"),
+                          lambda: _("Reduce memory per node to %(amount)s")),
+    "launcher_cpu": (lambda: _("Reduce Launcher CPUs to %(amount)s"),) * 2,
+    "launcher_memory": (lambda: _("Reduce Launcher memory to %(amount)s"),) * 2,
 }
 _RAISE = {
-    "gpus_per_worker": lambda: _("Raise GPUs per worker to %(amount)s"),
-    "cpu_per_worker": lambda: _("Raise CPUs per worker to %(amount)s"),
-    "memory_per_worker": lambda: _("Raise memory per worker to %(amount)s"),
-    "launcher_cpu": lambda: _("Raise Launcher CPUs to %(amount)s"),
-    "launcher_memory": lambda: _("Raise Launcher memory to %(amount)s"),
+    "gpus_per_worker": (lambda: _("Raise GPUs per worker to %(amount)s"),
+                        lambda: _("Raise GPUs per node to %(amount)s")),
+    "cpu_per_worker": (lambda: _("Raise CPUs per worker to %(amount)s"),
+                       lambda: _("Raise CPUs per node to %(amount)s")),
+    "memory_per_worker": (lambda: _("Raise memory per worker to %(amount)s"),
+                          lambda: _("Raise memory per node to %(amount)s")),
+    "launcher_cpu": (lambda: _("Raise Launcher CPUs to %(amount)s"),) * 2,
+    "launcher_memory": (lambda: _("Raise Launcher memory to %(amount)s"),) * 2,
 }
+
+
+def _shape_label(spec: JobSpec, each: str, workers: int) -> str:
+    """"Use 4 GPUs per worker and 2 workers" ("per node and 2 nodes" for a TrainJob)."""
+    if spec.kind.counts_nodes:
+        return ngettext("Use %(each)s per node and %(count)d node",
+                        "Use %(each)s per node and %(count)d nodes", workers) % {
+            "each": each, "count": workers}
+    return _("Use %(each)s per worker and %(workers)s") % {
+        "each": each, "workers": workers_text(workers)}
 
 
 def _fix(spec: JobSpec, labels: dict, name: str, value: Any) -> Fix:
     changes = keep_processes_in_step(spec, {name: value})
-    label = labels[name]() % {"amount": value}
+    label = labels[name][1 if spec.kind.counts_nodes else 0]() % {"amount": value}
     if name in ("cpu_per_worker", "memory_per_worker"):
         label = _with_cost(spec, label, changes)
     return Fix(label, changes)
@@ -331,8 +349,7 @@ def _hard_quota_fixes(spec: JobSpec, totals: Totals, over: list[QuotaLine],
         elif each == totals.gpus_per_worker:
             yield [_fix(spec, _REDUCE, "workers", workers)]
         else:
-            yield [Fix(_("Use %(each)s per worker and %(workers)s") % {
-                "each": gpus(each), "workers": workers_text(workers)},
+            yield [Fix(_shape_label(spec, gpus(each), workers),
                 keep_processes_in_step(spec, {"workers": workers, "gpus_per_worker": each}))]
 
 
@@ -488,7 +505,6 @@ def _split_fix(spec: JobSpec, totals: Totals, lead: str, each: Decimal, workers:
             memory = _round_memory(totals.memory_per_worker * factor, ROUND_CEILING)
             changes["memory_per_worker"] = format_memory(memory)
             parts.append(format_memory(memory))
-    label = _("Use %(each)s per worker and %(workers)s") % {
-        "each": ", ".join(parts), "workers": workers_text(workers)}
+    label = _shape_label(spec, ", ".join(parts), workers)
     changes = keep_processes_in_step(spec, changes)
     return Fix(_with_cost(spec, label, changes), changes)

@@ -188,7 +188,7 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
              (_("Status"), status)]
     if s.reason:
         lines.append((_("Reason"), s.reason))
-    lines += [(_("Workers"), _workers_text(s)),
+    lines += [(_("Nodes") if s.kind.counts_nodes else _("Workers"), _workers_text(s)),
               (_("Duration"), format_duration(s.duration_seconds(now))),
               (_("Step"), str(told.line) or "-"),
               (_("Restarts"), str(s.restarts)),
@@ -233,14 +233,20 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
 
 
 def totals_text(spec) -> str:
-    """"2 Workers x 1 CPU, 1Gi, 1 GPU, 1 slot per worker" (what is not set is left out)."""
+    """"2 Workers x 1 CPU, 1Gi, 1 GPU, 1 slot per worker" (what is not set is left out);
+    "2 Nodes x ..., 1 process per node" for a kind whose Workers are nodes."""
     totals = totals_for(spec)
     each = format_resources(totals.cpu_per_worker or None, totals.memory_per_worker or None,
                             totals.gpus_per_worker)
-    workers = ngettext("%(workers)d Worker", "%(workers)d Workers", totals.workers) % {
-        "workers": totals.workers}
-    slots = ngettext("%(slots)d slot per worker", "%(slots)d slots per worker",
-                     spec.effective_slots) % {"slots": spec.effective_slots}
+    values = {"workers": totals.workers, "slots": spec.effective_slots}
+    if spec.kind.counts_nodes:
+        workers = ngettext("%(workers)d Node", "%(workers)d Nodes", totals.workers) % values
+        slots = ngettext("%(slots)d process per node", "%(slots)d processes per node",
+                         spec.effective_slots) % values
+    else:
+        workers = ngettext("%(workers)d Worker", "%(workers)d Workers", totals.workers) % values
+        slots = ngettext("%(slots)d slot per worker", "%(slots)d slots per worker",
+                         spec.effective_slots) % values
     return f"{workers} x {each}, {slots}" if each else f"{workers}, {slots}"
 
 

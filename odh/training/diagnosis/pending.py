@@ -5,7 +5,7 @@ Worker, or simply no GPUs free yet."""
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 
 from odh.training.capacity.nodes import node_sizes
 from odh.training.capacity.quota import compute_name, resource_title
@@ -32,6 +32,7 @@ from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import (
     GPU_RESOURCE,
     QuantityError,
+    display_memory,
     format_memory,
     format_resources,
     parse_quantity,
@@ -76,6 +77,11 @@ def _role_in(text: str) -> str:
     if "-launcher" in pod or "launcher pod created failed" in text:
         return _("the Launcher")
     return _("the Workers") if pod or "worker pod" in text else _("the pods")
+
+
+def _shown(resource: str, value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
+    """An amount as the product writes it, memory short ("1.04Ti", not "1088256Mi")."""
+    return display_memory(value, rounding) if resource == "memory" else number(resource, value)
 
 
 def _amount(resource: str, raw: str) -> str:
@@ -179,9 +185,9 @@ def quota(facts: Facts) -> Diagnosis | None:
             _parse(requested.get(key)) * _missing_like(facts, text)
         title = resource_title(key)  # "GPUs", "MPIJobs" as written; "memory" mid-sentence
         title = title.lower() if resource in ("memory", "pods", "count/pods") else title
-        values = {"resource": title, "used": number(resource, in_use),
-                  "hard": number(resource, hard), "need": number(resource, need),
-                  "quota": name}
+        values = {"resource": title, "used": _shown(resource, in_use),
+                  "hard": _shown(resource, hard),
+                  "need": _shown(resource, need, ROUND_CEILING), "quota": name}
         headline = _("Waiting for quota: the project uses %(used)s of its %(hard)s "
                      "%(resource)s and this job needs %(need)s more") % values
         evidence.append(Evidence("number", _("ResourceQuota %(quota)s: %(resource)s %(used)s "
@@ -193,8 +199,8 @@ def quota(facts: Facts) -> Diagnosis | None:
             evidence.append(Evidence("number", _("The job alone asks for more than the whole "
                                                  "quota (%(total)s of %(hard)s): it can never "
                                                  "start as it is.")
-                                     % {"total": number(resource, total),
-                                        "hard": number(resource, hard)}))
+                                     % {"total": _shown(resource, total, ROUND_CEILING),
+                                        "hard": _shown(resource, hard)}))
         if facts.quotas is None and name:
             facts.quotas = [{"metadata": {"name": name}, "spec": {"hard": dict(limited)},
                              "status": {"used": dict(used)}}]

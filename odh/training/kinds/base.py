@@ -17,7 +17,6 @@ from typing import Any
 
 from odh.training.i18n import LazyText, _, gettext_lazy
 from odh.training.kinds.jobspec import JobSpec, ManifestError, SpecModel
-from odh.training.logs.progress import Progress
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
@@ -245,9 +244,11 @@ class JobKind:
                 for c in as_list(get_path(replica, ["template", "spec", "containers"]))
                 if isinstance(c, dict)]
 
-    def reported_progress(self, job: dict) -> Progress | None:
-        """How far the job's training has got as its controller reports it on the job, when
-        it does (the Kubeflow v1 kinds do not: their progress is read from a log)."""
+    def progress_report(self, job: dict) -> tuple[object, object, object] | None:
+        """How far the job's training has got as its controller reports it on the job, as it
+        says it: (percent done, seconds left, as of when), any of them unknown; None where it
+        says nothing (the Kubeflow v1 kinds: their progress is read from a log).
+        odh.training.logs.progress.reported makes a Progress of it."""
         return None
 
     def batch_job_role(self, job_name: str, batch_job: str) -> str | None:

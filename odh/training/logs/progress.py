@@ -307,6 +307,13 @@ def hints_from_job(kind: JobKind, job: dict) -> tuple[int | None, int | None]:
     return None, None
 
 
+def reported_progress(kind, job: dict) -> Progress | None:
+    """How far the job's training has got as its controller reports it on the job
+    (`JobKind.progress_report`), or None where it says nothing usable."""
+    report = kind.progress_report(job)
+    return reported(*report) if report is not None else None
+
+
 def reported(percent: object, remaining: object, as_of: object) -> Progress | None:
     """The progress a job's controller reports on the job itself (a TrainJob's
     `status.trainerStatus`: a percentage and the seconds left, either may be unknown, as of

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from odh.training.durations import parse_timestamp
 from odh.training.kinds import CREATED_BY_ANNOTATION, QUEUE_LABEL, JobKind, kind_for_object
+from odh.training.logs.progress import reported_progress
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.status.lifecycle import lifecycle_step
 from odh.training.status.pods import (
@@ -196,7 +197,7 @@ def summarize(job: dict, pods: list[dict], events: list[dict] | None = None,
         conditions=conditions, observed_at=now or datetime.now(UTC),
         queue=str(as_dict(meta.get("labels")).get(QUEUE_LABEL, "")),
         held_by_queue=status == JobStatus.PENDING and held_by_queue(job), layout=layout,
-        reported_progress=kind.reported_progress(job),
+        reported_progress=reported_progress(kind, job),
     )
     step, reason, message = lifecycle_step(summary, decisive, events)
     summary.lifecycle_step = step

@@ -1,5 +1,5 @@
 """Making room from the wizard where the project's quota on the number of MPIJobs is full:
-the oldest finished jobs the person may delete (odh.training.capacity.room), deleted with
+the oldest finished jobs the person may delete (odh.training.status.room), deleted with
 their token after a confirmation, each delete audited as the job page's Delete is; then
 back to the draft, as it was, with the resource check showing the room."""
 
@@ -13,7 +13,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from odh.training import errors
-from odh.training.capacity.room import await_room, room_offer
+from odh.training.status.room import await_room, room_offer
 from training import mutations
 from training.cluster import user_client
 from training.projects import projects_for_user

@@ -16,7 +16,6 @@ from odh.training.kinds.base import (
     pod_gpus,
     role_name,
 )
-from odh.training.logs.progress import Progress, reported
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
 
@@ -94,12 +93,14 @@ class TrainJobKind(JobKind):
         return [[str(a) for a in (*as_list(trainer.get("command")),
                                   *as_list(trainer.get("args")))]]
 
-    def reported_progress(self, job: dict) -> Progress | None:
+    def progress_report(self, job: dict) -> tuple[object, object, object] | None:
         # upstream's status.trainerStatus (alpha, the TrainJobStatus feature gate): what the
         # trainer reports of itself, as of lastUpdatedTime
-        status = as_dict(get_path(job, ["status", "trainerStatus"]))
-        return reported(status.get("progressPercentage"),
-                        status.get("estimatedRemainingSeconds"), status.get("lastUpdatedTime"))
+        status = get_path(job, ["status", "trainerStatus"])
+        if not isinstance(status, dict):
+            return None
+        return (status.get("progressPercentage"), status.get("estimatedRemainingSeconds"),
+                status.get("lastUpdatedTime"))
 
     @staticmethod
     def _runtime_job(layout: dict | None, name: str) -> dict:
