@@ -143,7 +143,8 @@ def display_memory(value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
     """Memory to read, not to write back: short, in the largest binary unit of which it
     makes 1 or more.
 
-    A value `format_memory` writes short and exact stays exact ("1.5Ti", "984Gi", "16G").
+    A value `format_memory` writes short and exact stays exact ("1.5Ti", "984Gi", "16G"),
+    and so does a whole figure of four digits ("1400Gi", as people write requests).
     Any other is rounded to three significant figures ("1088256Mi" is "1.04Ti", 523.456Gi is
     "523Gi", 12.345Gi is "12.3Gi"), by `rounding` (a `decimal` rounding mode: ROUND_FLOOR
     for room left, which is then never overstated); a figure that rounds up to 1024 is
@@ -154,6 +155,10 @@ def display_memory(value: Decimal, rounding: str = ROUND_HALF_UP) -> str:
     short = _short_exact_memory(value)
     if short is not None:
         return short
+    for suffix, unit in reversed(_BINARY.items()):  # as people write requests: "1400Gi"
+        figure = value / unit
+        if 1024 <= figure < 10000 and figure == figure.to_integral_value():
+            return f"{int(figure)}{suffix}"
     units = [("", Decimal(1))] + [(suffix, Decimal(unit)) for suffix, unit in _BINARY.items()]
     for index in range(len(units) - 1, -1, -1):
         suffix, unit = units[index]

@@ -96,8 +96,10 @@ def test_format_memory(value, text):
 @pytest.mark.parametrize(("value", "text"), [
     # what format_memory writes short and exact stays exact
     (3 * 2**39, "1.5Ti"), (984 * 2**30, "984Gi"), (16 * 10**9, "16G"), (0, "0"),
+    # and a whole figure of four digits, as people write requests
+    (1400 * 2**30, "1400Gi"), (4500 * 2**20, "4500Mi"),
     # the rest rounded to three figures in the largest binary unit, not "1088256Mi"
-    (1088256 * 2**20, "1.04Ti"), (1221608 * 2**20, "1.17Ti"), (4500 * 2**20, "4.39Gi"),
+    (1088256 * 2**20, "1.04Ti"), (1221608 * 2**20, "1.17Ti"), (4500 * 2**20 + 1, "4.39Gi"),
     (int(523.456 * 2**30), "523Gi"), (1000 * 1024 + 1, "1000Ki"), (1023 * 2**30 + 2**30 - 1, "1Ti"),
     (1500, "1.5k"), (1501, "1.47Ki"), (999, "999"),
 ])
