@@ -267,6 +267,25 @@ JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
 # Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).
 DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)
 
+# Notifications (training/notifications.py). The dashboard's own address, for the links
+# in emails and webhooks (the watcher sends them, outside any request).
+DASHBOARD_URL = env_url("DASHBOARD_URL", "http://127.0.0.1:8000")
+# Webhooks go to public https addresses only; these hosts, addresses and CIDRs are allowed
+# besides (plain http too): "127.0.0.1,10.0.0.0/8,hooks.internal" (odh/training/webhooks.py).
+NOTIFY_WEBHOOK_ALLOW = env_list("NOTIFY_WEBHOOK_ALLOW")
+# Email through Django's framework: SMTP from EMAIL_HOST etc., or another backend (the demo
+# writes files: django.core.mail.backends.filebased.EmailBackend into EMAIL_FILE_PATH).
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH") or None
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "training-dashboard@localhost")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -119,7 +119,12 @@ def main() -> int:
                    CLUSTER_KUBECONFIG=str(STATE / "kubeconfig-dashboard"),
                    OAUTH_CLIENT_ID=OAUTH_CLIENT, OAUTH_CLIENT_SECRET=OAUTH_SECRET,
                    PROMETHEUS_URL=f"https://127.0.0.1:{ports['prometheus']}",
-                   ALLOWED_HOSTS="127.0.0.1,localhost")
+                   ALLOWED_HOSTS="127.0.0.1,localhost",
+                   # notifications: emails written as files, webhooks to a local receiver
+                   DASHBOARD_URL=f"http://127.0.0.1:{port}",
+                   EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
+                   EMAIL_FILE_PATH=str(STATE / "mail"),
+                   NOTIFY_WEBHOOK_ALLOW="127.0.0.1")
         subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                        cwd=ROOT, env=env, check=True)
         web = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p",

@@ -16,6 +16,7 @@ from training.views import (
     jobs,
     logs,
     metrics,
+    notifications,
     preferences,
     prometheus,
     queues,
@@ -38,6 +39,12 @@ urlpatterns = [
     # the user menu: language (Django's set_language) and colour theme
     path("preferences/language/", preferences.set_language, name="training-set-language"),
     path("preferences/theme/", preferences.set_theme, name="training-set-theme"),
+    # subscriptions to job transitions and their deliveries (the user menu's "Notifications")
+    path("notifications/", notifications.notification_settings, name="training-notifications"),
+    path("notifications/<int:pk>/delete/", notifications.notification_delete,
+         name="training-notification-delete"),
+    path("notifications/<int:pk>/test/", notifications.notification_test,
+         name="training-notification-test"),
     path("jobs/", jobs.job_list, name="training-job-list"),
     path("jobs/compare/", compare.job_compare, name="training-job-compare"),
     # the troubleshooting guide (docs/troubleshooting/), linked from every diagnosis
@@ -64,6 +71,7 @@ urlpatterns = [
     path(JOB + "suspend/", jobs.job_suspend, name="training-job-suspend"),
     path(JOB + "resume/", jobs.job_resume, name="training-job-resume"),
     path(JOB + "export/", jobs.job_export, name="training-job-export"),
+    path(JOB + "notify/", notifications.notify_job, name="training-job-notify"),
     path(JOB + "queue/", jobs.job_queue, name="training-job-queue"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),

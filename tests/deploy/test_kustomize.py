@@ -305,7 +305,12 @@ def test_base_rbac_files_are_what_the_build_contains():
 def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs():
     (role,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-watcher")
     verbs = {v for rule in role["rules"] for v in rule["verbs"]}
-    assert verbs == {"get", "list", "watch", "patch"}
+    assert verbs == {"get", "list", "watch", "patch", "create"}
+    # create: only SubjectAccessReviews, asked before each notification it sends (README,
+    # "Notifications and cost")
+    created = {(g, r) for rule in role["rules"] if "create" in rule["verbs"]
+               for g in rule["apiGroups"] for r in rule["resources"]}
+    assert created == {("authorization.k8s.io", "subjectaccessreviews")}
     # patch: the kept evidence it writes on a job (README, "Evidence kept")
     patched = {r for rule in role["rules"] if "patch" in rule["verbs"]
                for r in rule["resources"]}
@@ -314,7 +319,8 @@ def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs(
     assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "trainingruntimes",
                          "clustertrainingruntimes", "pods", "pods/log",
                          "events", "resourcequotas", "limitranges", "nodes", "namespaces",
-                         "jobs", "workloads", "clusterqueues"}
+                         "jobs", "workloads", "clusterqueues", "trainingruntimes",
+                         "clustertrainingruntimes", "subjectaccessreviews"}
     # the web pods' own account reads only cluster-wide settings: nodes, and Kueue's
     # ClusterQueues, priorities and pending lists (the wizard's queue check)
     (web,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-web")

@@ -126,6 +126,8 @@ def test_the_watcher_reads_everywhere_and_writes_only_on_training_jobs(applied, 
     # the evidence it kept, written on the job (an annotation)
     assert can("patch", "mpijobs", "kubeflow.org", namespace="team-nlp")
     assert can("patch", "trainjobs", "trainer.kubeflow.org", namespace="team-nlp")
+    # before each notification it sends: may that person still see the job?
+    assert can("create", "subjectaccessreviews", "authorization.k8s.io")
     # and nothing more
     assert not can("create", "mpijobs", "kubeflow.org", namespace="team-nlp")
     assert not can("delete", "mpijobs", "kubeflow.org", namespace="team-nlp")
@@ -133,7 +135,8 @@ def test_the_watcher_reads_everywhere_and_writes_only_on_training_jobs(applied, 
     assert not can("patch", "pods", namespace="team-nlp")
     assert not can("list", "secrets")
     assert not can("get", "configmaps", namespace="team-nlp")
-    assert not can("create", "subjectaccessreviews", "authorization.k8s.io")
+    assert not can("create", "localsubjectaccessreviews", "authorization.k8s.io",
+                   namespace="team-nlp")
 
 
 def test_the_web_pods_read_nodes_only(applied, admin_api):

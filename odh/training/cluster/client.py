@@ -380,6 +380,21 @@ class ClusterClient:
                             namespace=namespace)
         return bool((review.get("status") or {}).get("allowed"))
 
+    def subject_may(self, user: str, groups: list[str], verb: str, resource: str,
+                    group: str = "", namespace: str = "", name: str = "") -> bool:
+        """May `user` (in `groups`) do this? A SubjectAccessReview, asked with this client's
+        identity (the dashboard's account, for a person who is not signed in now)."""
+        attrs = {"verb": verb, "resource": resource, "group": group}
+        if namespace:
+            attrs["namespace"] = namespace
+        if name:
+            attrs["name"] = name
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                "spec": {"resourceAttributes": attrs, "user": user, "groups": list(groups)}}
+        review = self._call(self.authz.create_subject_access_review, body,
+                            namespace=namespace)
+        return bool((review.get("status") or {}).get("allowed"))
+
     def delete_own_token(self, token: str) -> None:
         """Log out: delete this OAuth access token (OpenShift `sha256~` tokens)."""
         import base64

@@ -4,7 +4,8 @@ Its parts: `watching.Watching` opens the watches and keeps the index they feed
 (odh.training.status.jobindex), telling this module which jobs each change may touch; this
 module decides when each job is looked at again and keeps every job's latest summary;
 `pushing.Pusher` renders and sends what viewers see; `transitions.TransitionRecorder`
-records each job's transitions and its history; `evidence`, `sessions`, `probe`, `status`
+records each job's transitions and its history; `notifying.NotificationSender` sends the
+notifications queued with them; `evidence`, `sessions`, `probe`, `status`
 and `cluster` are the smaller parts; each part with a thread of its own is a
 `background.Background`; leadership (one active runwatcher) is runwatcher's
 (odh/training/cluster/election.py).
@@ -90,6 +91,7 @@ from training.live.hub.cluster import (  # "cluster / queues changed" notices
 from training.live.hub.evidence import EvidenceKeeper
 from training.live.hub.languages import ViewerLanguages
 from training.live.hub.logs import LogHub
+from training.live.hub.notifying import NotificationSender
 from training.live.hub.probe import ClusterProbe
 from training.live.hub.project_uids import ProjectUids
 from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher
@@ -119,8 +121,14 @@ class Hub:
                  refresh_client_factory: Callable[[], ClusterClient] | None = None,
                  transitions: TransitionRecorder | None = None,
                  sessions: SessionSweeper | None = None,
-                 evidence: EvidenceKeeper | None = None) -> None:
+                 evidence: EvidenceKeeper | None = None,
+                 notifications: NotificationSender | None = None) -> None:
         self.client_factory = client_factory
+        # sends the notifications the recorder queues with each transition
+        self.notifications = notifications
+        if notifications is not None and transitions is not None and \
+                transitions.recorded is None:
+            transitions.recorded = notifications.wake
         self.sessions = sessions  # deletes expired sessions daily (training/live/hub/sessions.py)
         # one event per job transition, and the job history written from it
         self.transitions = transitions
@@ -184,6 +192,8 @@ class Hub:
             self.evidence.start()
         if self.sessions is not None:
             self.sessions.start()
+        if self.notifications is not None:
+            self.notifications.start()
         self.cluster.start()
         self.queues.start()
         self.probe.start()
@@ -206,6 +216,8 @@ class Hub:
             self.evidence.stop()
         if self.sessions is not None:
             self.sessions.stop()
+        if self.notifications is not None:
+            self.notifications.stop()
         self.cluster.stop()
         self.queues.stop()
         self.probe.stop()
@@ -271,7 +283,9 @@ class Hub:
                 "logs": self.logs.stats(),
                 "transitions": self.transitions.stats() if self.transitions is not None
                 else None,
-                "evidence": self.evidence.stats() if self.evidence is not None else None}
+                "evidence": self.evidence.stats() if self.evidence is not None else None,
+                "notifications": self.notifications.stats()
+                if self.notifications is not None else None}
 
     # -- viewers ---------------------------------------------------------------------------
     def _interest(self, language: str, groups: list[str] | None) -> None:
@@ -443,4 +457,5 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                if record_history else None,
                sessions=SessionSweeper() if record_history else None,
                evidence=EvidenceKeeper(cluster.service_account_client)
-               if record_history else None)
+               if record_history else None,
+               notifications=NotificationSender() if record_history else None)

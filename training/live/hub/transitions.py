@@ -16,7 +16,8 @@ before it sends it:
   inserts the row (the uid is unique: of two watchers, one inserts). A watcher that is
   behind (its sighting older than the row's) moves nothing.
 - The job history is written from the transition to Succeeded or Failed, in that same
-  transaction: one record per finished job, by the watcher that claimed it.
+  transaction: one record per finished job, by the watcher that claimed it. So are the
+  transition's notifications queued (training/notifications.py).
 - A job that changed while nothing watched (the dashboard down, the watcher killed before
   it claimed) is claimed from the first list after the next start: its row says the old
   status, the list the new one.
@@ -137,6 +138,7 @@ def _claim(sighting: Sighting, project_uid: str) -> Claim:
     from django.db import IntegrityError, transaction
 
     from training.models import JobHistory, JobState, JobTransition
+    from training.notifications import queue_for
 
     for _attempt in range(3):
         try:
@@ -169,6 +171,7 @@ def _claim(sighting: Sighting, project_uid: str) -> Claim:
                     to_status=sighting.status, at=sighting.since,
                     job_created=sighting.created, headline=sighting.headline,
                     audited=not (before == "" or sighting.status == DELETED))
+                queue_for(transition)  # its notifications, once with it
                 written = False
                 if sighting.status in _FINISHED and sighting.job is not None:
                     _record, written = JobHistory.record_finished(
@@ -264,9 +267,11 @@ class TransitionRecorder(Background):
                  = rows_of_kinds_with_orm,
                  prune: Callable[[datetime], int] | None = prune_with_orm,
                  clock: Callable[[], datetime] = _utcnow,
-                 claim_after: float = CLAIM_AFTER) -> None:
+                 claim_after: float = CLAIM_AFTER,
+                 recorded: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.claim = claim
+        self.recorded = recorded  # told after each transition it records (notifications)
         self.project_uid = project_uid
         self.audit_seen = audit_seen
         self.known_of_database = known
@@ -441,6 +446,8 @@ class TransitionRecorder(Background):
     def _count(self, sighting: Sighting, claim: Claim) -> None:
         if claim.transition is not None:
             self.transitions += 1
+            if self.recorded is not None:
+                self.recorded()
             log.info("job transition: %s %s/%s %s -> %s", sighting.kind, sighting.namespace,
                      sighting.name, claim.transition.from_status or "(new)", sighting.status)
         if sighting.status not in _FINISHED:
