@@ -316,8 +316,7 @@ def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs(
                for r in rule["resources"]}
     assert patched == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs"}
     resources = {r for rule in role["rules"] for r in rule["resources"]}
-    assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "trainingruntimes",
-                         "clustertrainingruntimes", "pods", "pods/log",
+    assert resources == {"mpijobs", "pytorchjobs", "tfjobs", "trainjobs", "pods", "pods/log",
                          "events", "resourcequotas", "limitranges", "nodes", "namespaces",
                          "jobs", "workloads", "clusterqueues", "trainingruntimes",
                          "clustertrainingruntimes", "subjectaccessreviews"}
