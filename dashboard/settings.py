@@ -190,6 +190,9 @@ WATCHER_METRICS_PORT = env_int("WATCHER_METRICS_PORT", 0, minimum=0)
 WATCHER_LEADER_ELECTION = env_bool("WATCHER_LEADER_ELECTION", False)
 WATCHER_LEASE_NAME = env_str("WATCHER_LEASE_NAME") or "mpijob-dashboard-watcher"
 WATCHER_LEASE_NAMESPACE = env_str("WATCHER_LEASE_NAMESPACE") or _pod_namespace()
+# The prices set at /cluster/prices/ are published for the CLI and SDK as the ConfigMap
+# mpijob-dashboard-prices in this namespace (odh.training.cost; deploy/base/rbac-prices.yaml).
+PRICES_NAMESPACE = env_str("PRICES_NAMESPACE") or _pod_namespace()
 WATCHER_LEASE_SECONDS = env_int("WATCHER_LEASE_SECONDS", 15, minimum=2)
 # How long the watch hub gathers a quiet job's first change before pushing it (what one
 # write changed at once); the changes that follow are coalesced over 0.2 s. 200 makes

@@ -9,6 +9,7 @@ from training.views import (
     auth,
     cluster,
     compare,
+    costs,
     diagnosis,
     health,
     help,
@@ -18,6 +19,7 @@ from training.views import (
     metrics,
     notifications,
     preferences,
+    project,
     prometheus,
     queues,
     wizard,
@@ -47,6 +49,8 @@ urlpatterns = [
          name="training-notification-test"),
     path("jobs/", jobs.job_list, name="training-job-list"),
     path("jobs/compare/", compare.job_compare, name="training-job-compare"),
+    # a project's own page, for whoever may list its jobs
+    path("projects/<str:project>/", project.project_page, name="training-project"),
     # the troubleshooting guide (docs/troubleshooting/), linked from every diagnosis
     path("help/troubleshooting/", help.guide_index, name="training-help"),
     path("help/troubleshooting/<slug:slug>/", help.guide_page, name="training-help-page"),
@@ -54,6 +58,9 @@ urlpatterns = [
     path("cluster/", cluster.cluster_overview, name="training-cluster-overview"),
     path("cluster/audit/", audit_trail.audit_trail, name="training-cluster-audit"),
     path("cluster/queues/", queues.cluster_queues, name="training-cluster-queues"),
+    path("cluster/prices/", costs.cluster_prices, name="training-cluster-prices"),
+    path("cluster/chargeback.csv", costs.cluster_chargeback_csv,
+         name="training-cluster-chargeback"),
     path("cluster/audit/export/", audit_trail.audit_export,
          name="training-cluster-audit-export"),
     # the create-job wizard (before JOB: "jobs/new/<key>/<step>/" would match it too)

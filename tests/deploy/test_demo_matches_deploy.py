@@ -36,3 +36,23 @@ def test_the_demo_oauth_client_is_registered_as_deploy_registers_it():
     assert client["grantMethod"] == deploy_client["grantMethod"] == "auto"
     for uri in client["redirectURIs"] + deploy_client["redirectURIs"]:
         assert uri.endswith("/oauth/callback/")
+
+
+def test_the_demo_publishes_prices_as_deploy_does():
+    """The prices ConfigMap and its two Roles (deploy/base/rbac-prices.yaml) are in the
+    demo with the same rules, the writer bound to the demo's one account."""
+    scenario = yaml.safe_load(DEMO.read_text())
+    demo = {(o["kind"], o["metadata"]["name"]): o for o in scenario["objects"]}
+    for obj in m.load("base/rbac-prices.yaml"):
+        twin = demo[(obj["kind"], obj["metadata"]["name"])]
+        assert twin["metadata"]["namespace"] == obj["metadata"]["namespace"]
+        if obj["kind"] == "Role":
+            assert twin["rules"] == obj["rules"]
+        elif obj["kind"] == "ConfigMap":
+            assert twin["data"] == obj["data"]
+        else:
+            assert twin["roleRef"] == obj["roleRef"]
+    (account,) = [a for a in scenario["serviceAccounts"] if a.get("kubeconfig") == "dashboard"]
+    writer = demo[("RoleBinding", "mpijob-dashboard-prices-writer")]
+    assert writer["subjects"] == [{"kind": "ServiceAccount", "name": account["name"],
+                                   "namespace": account["namespace"]}]

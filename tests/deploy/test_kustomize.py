@@ -294,7 +294,7 @@ def test_base_rbac_files_are_what_the_build_contains():
     """The RBAC test on simcluster applies base/rbac-*.yaml as files (no kustomize): they
     must be exactly what the overlays install, less the common label."""
     built = {(o["kind"], o["metadata"]["name"]): o for o in m.build("base")}
-    for name in ("rbac-watcher.yaml", "rbac-web.yaml"):
+    for name in ("rbac-watcher.yaml", "rbac-web.yaml", "rbac-prices.yaml"):
         for obj in m.load(f"base/{name}"):
             twin = built[(obj["kind"], obj["metadata"]["name"])]
             labels = dict(twin["metadata"]["labels"])

@@ -65,7 +65,8 @@ def applied(cluster, kubectl):
     """Everything deploy/ asks an administrator to apply, as they would."""
     kubectl("admin", "create", "namespace", "mpijob-dashboard")
     kubectl("admin", "create", "namespace", "team-cv")
-    files = ["base/rbac-watcher.yaml", "base/rbac-web.yaml", "rbac/mpijob-viewer.yaml",
+    files = ["base/rbac-watcher.yaml", "base/rbac-web.yaml", "base/rbac-prices.yaml",
+             "rbac/mpijob-viewer.yaml",
              "rbac/mpijob-user.yaml", "rbac/mpijob-admin.yaml",
              "rbac/mpijob-admin-overview.yaml", "rbac/examples/bindings.yaml"]
     args = [a for f in files for a in ("-f", str(m.DEPLOY / f))]
@@ -145,6 +146,31 @@ def test_the_web_pods_read_nodes_only(applied, admin_api):
     assert not allowed(admin_api, WEB, SA_GROUPS, "watch", "mpijobs", "kubeflow.org")
     assert not allowed(admin_api, WEB, SA_GROUPS, "create", "mpijobs", "kubeflow.org",
                        "team-nlp")
+
+
+def test_the_prices_configmap_is_written_by_the_dashboard_and_read_by_everyone(
+        applied, admin_api):
+    """deploy/base/rbac-prices.yaml: the one ConfigMap the CLI and SDK read the prices
+    from (odh.training.cost), updated by the dashboard's accounts, read by anyone signed in;
+    no other ConfigMap, and no create."""
+    ns = "mpijob-dashboard"
+
+    def can(subject, groups, verb, name="mpijob-dashboard-prices"):
+        review = k8s.AuthorizationV1Api(admin_api).create_subject_access_review({
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": subject, "groups": list(groups), "resourceAttributes": {
+                "verb": verb, "resource": "configmaps", "namespace": ns, "name": name}}})
+        return bool(review.status.allowed)
+
+    for account in (WEB, WATCHER):
+        assert can(account, SA_GROUPS, "get") and can(account, SA_GROUPS, "update")
+        assert not can(account, SA_GROUPS, "get", "mpijob-dashboard-config")
+        assert not can(account, SA_GROUPS, "create", "")
+        assert not can(account, SA_GROUPS, "delete")
+    for person, groups in (USER, VIEWER, ("nobody", ("system:authenticated",))):
+        assert can(person, groups, "get")
+        assert not can(person, groups, "update")
+        assert not can(person, groups, "get", "mpijob-dashboard-config")
 
 
 def test_personas_bound_in_a_project(applied, admin_api):

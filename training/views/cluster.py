@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -29,6 +30,7 @@ from training.live.hub import snapshots as hub_snapshots
 from training.models import JobHistory
 from training.permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, cluster_admin, person_may
 from training.projects import served_kinds
+from training.views import costs
 from training.views.pages import render_page
 
 
@@ -95,7 +97,12 @@ def cluster_overview(request: HttpRequest) -> HttpResponse:
         state.queued = queued_lines(client, [(s.kind, s.namespace, s.name, s.uid, s.queue)
                                              for _job, s in state.jobs if s.held_by_queue])
     result = capacity.overview(state, _history_records(state.observed_at))
-    context = {"overview": result, "chart_data": _chart_data(result),
+    period = costs.period_of(request, state.observed_at)
+    context = {**costs.cost_context(period, costs.chargeback(period), ("project", "person"),
+                                    reverse("training-cluster-overview"),
+                                    reverse("training-cluster-chargeback"),
+                                    reverse("training-cluster-prices")),
+               "overview": result, "chart_data": _chart_data(result),
                # the longest waiting; with thousands waiting the rest are counted
                "waiting_shown": f":{WAITING_SHOWN}",
                "waiting_more": max(0, len(result.waiting) - WAITING_SHOWN),

@@ -360,6 +360,26 @@ class ClusterClient:
         return self._call(k8s.CoordinationV1Api(self.api_client).replace_namespaced_lease,
                           name, namespace, body, namespace=namespace)
 
+    # -- the prices the dashboard publishes (odh.training.cost) ---------------------------
+    def get_config_map(self, namespace: str, name: str) -> Obj:
+        _require_names(namespace, name, "ConfigMap")
+        return self._call(self.core.read_namespaced_config_map, name, namespace,
+                          namespace=namespace)
+
+    def put_config_map(self, namespace: str, name: str, data: dict[str, str],
+                       labels: dict[str, str] | None = None) -> Obj:
+        """Create the ConfigMap, or replace its data if it is there."""
+        _require_names(namespace, name, "ConfigMap")
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+                "data": data}
+        try:
+            return self._call(self.core.replace_namespaced_config_map, name, namespace, body,
+                              namespace=namespace)
+        except errors.NotFound:
+            return self._call(self.core.create_namespaced_config_map, namespace, body,
+                              namespace=namespace)
+
     # -- who am I, what may I do -----------------------------------------------------------------
     def whoami(self) -> Obj:
         return self._call(self.custom.get_cluster_custom_object, "user.openshift.io", "v1",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from odh.training.capacity.allocation import Holdings, holdings_of, namespace_of
+from odh.training.capacity.allocation import Holdings, holdings_of, namespace_of, pod_requests
 from odh.training.capacity.quota import compute_name
 from odh.training.capacity.shares import QuotaShare, percent
 from odh.training.i18n import _
@@ -138,3 +138,50 @@ def project_rows(quotas: list[Obj], pods: list[Obj] | Holdings,
     for r in rows.values():
         r.quotas.sort(key=_table_order)
     return sorted(rows.values(), key=lambda r: (-r.pressure, r.namespace))
+
+
+# -- one project's page (/projects/<project>/) ------------------------------------------------
+@dataclass
+class QuotaPart(QuotaUse):
+    """A quota line with the share of it that pods not yet running hold (Pending pods
+    count against a quota from their creation); None: not counted for this resource
+    (limits, object counts)."""
+
+    pending: Decimal | None = None
+
+    @property
+    def pending_number(self) -> str:
+        return number(compute_name(self.resource), self.pending or ZERO)
+
+    @property
+    def pending_percent(self) -> int:
+        return percent(self.pending / self.hard) if self.hard and self.pending else 0
+
+
+def _pending_of(key: str, pending_pods: list[Obj]) -> Decimal | None:
+    if key in ("pods", "count/pods"):
+        return Decimal(len(pending_pods))
+    name = compute_name(key)
+    if key.startswith("limits.") or name not in ("cpu", "memory", GPU_RESOURCE):
+        return None
+    return sum((pod_requests(p).get(name, ZERO) for p in pending_pods), ZERO)
+
+
+def quota_parts(quotas: list[Obj], pods: list[Obj]) -> list[QuotaPart]:
+    """Each line of the project's ResourceQuotas: hard against used, and what Pending pods
+    (created, not running yet) hold of it."""
+    pending = [p for p in pods if get_path(p, ["status", "phase"]) == "Pending"]
+    parts = []
+    for quota in quotas:
+        for use in quota_uses(quota):
+            parts.append(QuotaPart(quota=use.quota, resource=use.resource, hard=use.hard,
+                                   used=use.used, pending=_pending_of(use.resource, pending)))
+    return parts
+
+
+def jobs_by_status(summaries: Iterable[JobSummary]) -> list[tuple[str, int]]:
+    """How many jobs are in each status, every status named (0 too)."""
+    counts = {str(s): 0 for s in JobStatus}
+    for summary in summaries:
+        counts[str(summary.status)] = counts.get(str(summary.status), 0) + 1
+    return list(counts.items())
