@@ -5,15 +5,27 @@ write that one ConfigMap, and everyone signed in read it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
 from django.http import HttpRequest
 
 from odh.training import errors
-from odh.training.cost import PRICES_CONFIGMAP, PRICES_KEY, Prices, assumed_model, gpus_by_model
+from odh.training.cost import (
+    PRICES_CONFIGMAP,
+    PRICES_KEY,
+    Cost,
+    Prices,
+    assumed_model,
+    cost,
+    gpus_by_model,
+    job_ask,
+    usage,
+)
 from training import audit
 from training.models import PriceList
 
@@ -66,7 +78,7 @@ def save(request: HttpRequest, prices: Prices) -> str:
     row.save()
     audit.record(request, VERB, "Prices", "", "prices", "success",
                  json.dumps(_changes(before, prices), sort_keys=True))
-    return publish(prices)
+    return publish(dataclasses.replace(prices, assumed=assumed(prices)))
 
 
 def publish(prices: Prices) -> str:
@@ -89,3 +101,49 @@ def assumed(current: Prices) -> str:
     from the nodes the dashboard's account reads."""
     from training.wizard.checks import get_nodes
     return assumed_model(current, gpus_by_model(get_nodes())) if current.gpu else ""
+
+
+def job_cost(job: dict, summary, now: datetime) -> tuple[str, Cost] | None:
+    """What a job's page says it costs: ("so far", cost) while it has not finished, ("total",
+    cost) once it has, from its history record's GPU-hours where there is one (None: no
+    price set)."""
+    from training.models import JobHistory
+    now_prices = current()
+    if not now_prices.is_set:
+        return None
+    ask = job_ask(summary.kind, job)
+    record = JobHistory.objects.filter(uid=summary.uid).first() if summary.is_finished \
+        and summary.uid else None
+    if record is not None:
+        use = usage(ask, record.duration_seconds or 0.0, record.gpu_hours)
+    else:
+        use = usage(ask, summary.duration_seconds(now))
+    charged = cost(use, now_prices, assumed(now_prices))
+    assert charged is not None
+    return ("total" if summary.is_finished else "so far"), charged
+
+
+def row_costs(rows: list, objects: dict, now: datetime) -> dict[str, str]:
+    """The job list's cost column: each shown row's cost so far, or total (from the job
+    history where it has the job), by "<ns>/<kind slug>/<name>"; {} without prices."""
+    from training.models import JobHistory
+    now_prices = current()
+    if not now_prices.is_set:
+        return {}
+    model = assumed(now_prices)
+    finished = [s.uid for s in rows if s.is_finished and s.uid]
+    records = {r.uid: r for r in JobHistory.objects.filter(uid__in=finished)} if finished \
+        else {}
+    shown = {}
+    for s in rows:
+        found = objects.get((s.namespace, s.kind.slug, s.name))
+        if found is None:
+            continue
+        ask = job_ask(s.kind, found[0])
+        record = records.get(s.uid)
+        use = usage(ask, record.duration_seconds or 0.0, record.gpu_hours) \
+            if record is not None else usage(ask, s.duration_seconds(now))
+        charged = cost(use, now_prices, model)
+        if charged is not None:
+            shown[f"{s.namespace}/{s.kind.slug}/{s.name}"] = charged.text
+    return shown

@@ -16,16 +16,20 @@ them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING
 
 from odh.training.i18n import _
 from odh.training.kinds.base import JobKind
 from odh.training.paths import as_dict, as_list
 from odh.training.quantity import GPU_RESOURCE, container_requests
+
+if TYPE_CHECKING:
+    from odh.training.cluster.client import ClusterClient
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 # where the dashboard publishes the prices for the CLI and SDK: in its own namespace
@@ -104,6 +108,9 @@ class Prices:
     gpu: Mapping[str, Decimal] = field(default_factory=dict)  # per GPU model
     cpu_hour: Decimal | None = None
     gib_hour: Decimal | None = None
+    # the model a job naming none is charged at, as the dashboard chose it from the nodes
+    # when it published the prices (the CLI and SDK may not list nodes)
+    assumed: str = ""
 
     @property
     def is_set(self) -> bool:
@@ -114,7 +121,8 @@ class Prices:
         return json.dumps({"currency": self.currency,
                            "gpu": {m: str(p) for m, p in sorted(self.gpu.items())},
                            "cpu_hour": None if self.cpu_hour is None else str(self.cpu_hour),
-                           "gib_hour": None if self.gib_hour is None else str(self.gib_hour)},
+                           "gib_hour": None if self.gib_hour is None else str(self.gib_hour),
+                           "assumed": self.assumed},
                           sort_keys=True)
 
     @classmethod
@@ -129,7 +137,13 @@ class Prices:
             gib = parse_price(str(data.get("gib_hour") or ""), "memory")
         except (ValueError, AttributeError, TypeError):
             return cls()
-        return cls(currency=currency, gpu=gpu, cpu_hour=cpu, gib_hour=gib)
+        return cls(currency=currency, gpu=gpu, cpu_hour=cpu, gib_hour=gib,
+                   assumed=str(data.get("assumed") or ""))
+
+    @property
+    def assumed_model(self) -> str:
+        """The published assumed model if it has a price, else the cheapest priced one."""
+        return self.assumed if self.assumed in self.gpu else assumed_model(self, {})
 
 
 def money(value: Decimal, currency: str) -> str:
@@ -405,9 +419,28 @@ def csv_rows(result: Chargeback) -> list[list[str]]:
     return rows
 
 
+def read_prices(client: ClusterClient, namespace: str | None = None) -> Prices:
+    """The prices the dashboard published (its ConfigMap PRICES_CONFIGMAP, in `namespace`,
+    else $ODH_DASHBOARD_NAMESPACE, else mpijob-dashboard), read with the person's own
+    credentials; none there, or not readable: no price (no cost is shown)."""
+    from odh.training import errors
+    namespace = namespace or os.environ.get("ODH_DASHBOARD_NAMESPACE") or DEFAULT_NAMESPACE
+    try:
+        found = client.get_config_map(namespace, PRICES_CONFIGMAP)
+    except (errors.NotFound, errors.Forbidden):
+        return Prices()
+    return Prices.from_json(str(as_dict(found.get("data")).get(PRICES_KEY) or ""))
+
+
+def job_cost(prices: Prices, kind: JobKind, manifest: dict, seconds: float) -> Cost | None:
+    """What a job costs over `seconds` of its run, at the published prices (None: none)."""
+    return cost(usage(job_ask(kind, manifest), seconds), prices, prices.assumed_model)
+
+
 def describe_lines(prices: Prices, kind: JobKind, manifest: dict, seconds: float,
-                   finished: bool, assumed: str = "") -> list[tuple[str, str]]:
+                   finished: bool) -> list[tuple[str, str]]:
     """`describe`'s Cost lines (none without prices)."""
+    assumed = prices.assumed_model
     charged = cost(usage(job_ask(kind, manifest), seconds), prices, assumed)
     if charged is None:
         return []
@@ -418,10 +451,3 @@ def describe_lines(prices: Prices, kind: JobKind, manifest: dict, seconds: float
         lines.append(("", _("%(cost)s per hour") % {"cost": per_hour.text}))
     lines.append(("", charged.basis))
     return lines
-
-
-def record_of(job: dict[str, Any], kind: JobKind, seconds: float) -> Record:
-    meta = as_dict(job.get("metadata"))
-    return Record(project=str(meta.get("namespace", "")), person="", kind=kind,
-                  name=str(meta.get("name", "")), uid=str(meta.get("uid", "")), spec=job,
-                  seconds=seconds, gpu_hours=None)

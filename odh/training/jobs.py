@@ -435,6 +435,21 @@ class TrainingJob:
                 "name": self.name, "status": last.phase.value, "seconds": int(timeout)},
             status=last)
 
+    def cost(self):
+        """What the job has cost so far (not finished) or in all (finished), at the prices
+        the dashboard's administrators set, as it publishes them (the ConfigMap
+        mpijob-dashboard-prices in $ODH_DASHBOARD_NAMESPACE, by default mpijob-dashboard):
+        an `odh.training.cost.Cost` (`.total` a Decimal, `.currency`, `.text` "12.35
+        USD", `.basis` what it counts), or None when no price is set."""
+        from odh.training.cost import job_cost, read_prices
+        from odh.training.status.queries import job_detail
+        cluster = self.client.cluster
+        prices = read_prices(cluster)
+        if not prices.is_set:
+            return None
+        detail = job_detail(cluster, self.kind, self.namespace, self.name)
+        return job_cost(prices, self.kind, detail.job, detail.summary.duration_seconds())
+
     def diagnose(self):
         """Why the job failed, waits or looks unwell, and what to do (None: all is well)."""
         return self.client.diagnose(self.name, self.namespace, self.kind)

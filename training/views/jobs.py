@@ -23,7 +23,7 @@ from odh.training.manifests import export
 from odh.training.status import event_timeline, listing
 from odh.training.status.summarize import JobStatus
 from odh.training.status.suspending import FINISHED, Suspension, set_suspended
-from training import diagnoses, job_progress, mutations, permissions, queue_standing
+from training import diagnoses, job_progress, mutations, permissions, prices, queue_standing
 from training.accounts import session
 from training.cluster import user_client
 from training.live import pushes as live
@@ -143,6 +143,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "queued": queued,
         "creatable_projects": creatable,
         "filter_chips": chips,
+        # the cost column, where prices are set
+        "row_costs": prices.row_costs(list(page.object_list), result.objects, listed_at),
     }
     return render_page(request, "training/job_list.html", context, "job-table")
 
@@ -188,6 +190,7 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
     if tab == "overview":  # one line from Prometheus, left out when it is slow or away
         context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
                                                          detail.summary)
+        context["job_cost"] = prices.job_cost(detail.job, detail.summary, context["now"])
         # the launcher's recent epoch/step lines (one short log read; see job_progress)
         context["progress"] = job_progress.for_overview(session.token(request),
                                                         detail.summary, detail.job)

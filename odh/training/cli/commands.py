@@ -233,6 +233,7 @@ def _diagnosed(client, args: argparse.Namespace, namespace: str):
 
 
 def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO):
+    from odh.training.cost import read_prices
     from odh.training.queues.start import progress_ends, read_standing
     detail, found = _diagnosed(client, args, namespace)
     if found is not None:
@@ -246,7 +247,8 @@ def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO
         dump(describe_record(detail.job, detail.summary, detail.events, found, now,
                              standing), args.output, out)
     else:
-        print_describe(detail.job, detail.summary, detail.events, found, out, now, standing)
+        print_describe(detail.job, detail.summary, detail.events, found, out, now, standing,
+                       read_prices(client.cluster))
     out.flush()
     return detail.summary
 

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from odh.training import cost
 from odh.training.cluster.events import event_time, involved
 from odh.training.cluster.events import message as event_message
 from odh.training.diagnosis.story import Story, tell
@@ -181,7 +182,8 @@ def _in_time_order(events: list[dict]) -> list[dict]:
 
 
 def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
-                   out: TextIO, now: datetime, standing: Any = None) -> None:
+                   out: TextIO, now: datetime, standing: Any = None,
+                   prices: Any = None) -> None:
     status = str(s.status)
     told = told_with(s, diagnosis, standing)
     lines = [(_("Name"), s.name), (_("Namespace"), s.namespace), (_("Type"), s.kind.kind),
@@ -190,6 +192,9 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
         lines.append((_("Reason"), s.reason))
     lines += [(_("Nodes") if s.kind.counts_nodes else _("Workers"), _workers_text(s)),
               (_("Duration"), format_duration(s.duration_seconds(now))),
+              # at the dashboard's published prices (odh.training.cost), when it has any
+              *(cost.describe_lines(prices, s.kind, job, s.duration_seconds(now),
+                                    s.is_finished) if prices is not None else []),
               (_("Step"), str(told.line) or "-"),
               (_("Restarts"), str(s.restarts)),
               (_("Created"), f"{_stamp(s.created) or '-'} ({ago(s.created, now)})"),

@@ -8,7 +8,7 @@ import csv
 import io
 import json
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from django.test import Client
@@ -159,3 +159,105 @@ def test_the_project_page_is_refused_to_who_may_not_list_its_jobs(bob, charlie):
         r = client.get(reverse("training-project", args=["team-nlp"]))
         assert r.status_code == 403
         assert "may not list the training jobs of project team-nlp" in r.content.decode()
+
+
+def _set_prices(gpu="2.50", cpu=None, gib=None):
+    PriceList.objects.create(currency="USD", gpu={A100: gpu}, cpu_hour=cpu, gib_hour=gib)
+
+
+def test_the_wizards_review_estimates_the_cost(alice):
+    from tests.integration.dashboard.wizard.wizard_flow import fill, start, step_url, unique
+    key = start(alice)
+    fill(alice, key, name=unique("cost"), namespace="team-cv", workers=2, gpus_per_worker=1,
+         cpu_per_worker=4, memory_per_worker="16Gi")
+    review = alice.get(step_url(key, "review")).content.decode()
+    assert "Estimated cost" not in review  # no price set: no cost anywhere
+    _set_prices(gpu="2.50", cpu=Decimal("0.10"))
+    review = alice.get(step_url(key, "review")).content.decode()
+    assert_valid(review)
+    # 2 GPUs x 2.50 + (2 x 4 + 1 Launcher CPU) x 0.10
+    assert text_of(review, "estimated-cost-hour") == "5.90 USD"
+    # the job names no GPU model: the demo's one model is assumed, and said
+    assert A100 in text_of(review, "estimated-cost-basis")
+    review = alice.get(step_url(key, "review"), {"hours": "6"}).content.decode()
+    assert text_of(review, "estimated-cost-total") == "35.40 USD"
+    review = alice.get(step_url(key, "review"), {"hours": "soon"}).content.decode()
+    assert "is not a number of hours" in review and 'value="soon"' in review
+
+
+def _job_page(client, name):
+    return client.get(reverse("training-job-detail", args=["team-nlp", "mpijob", name]))
+
+
+def test_the_job_page_shows_the_cost_so_far_and_the_total(alice, demo_cluster):
+    assert 'id="job-cost"' not in _job_page(alice, "bert-large-pretrain").content.decode()
+    _set_prices(gpu="2.50")
+    running = _job_page(alice, "bert-large-pretrain").content.decode()
+    assert_valid(running)
+    assert "Cost so far" in text_of(running, "job-cost")
+    figure = text_of(running, "job-cost-figure")
+    assert figure.endswith(" USD") and Decimal(figure.split()[0].replace(",", "")) > 0
+    # finished: its history's GPU-hours times the price
+    from kubernetes import client as k8s
+    with demo_cluster.api_client("admin") as api:
+        job = k8s.CustomObjectsApi(api).get_namespaced_custom_object(
+            "kubeflow.org", "v2beta1", "team-nlp", "mpijobs", "gpt2-finetune")
+    record, _new = JobHistory.record_once(
+        uid=job["metadata"]["uid"], namespace="team-nlp", kind="MPIJob", name="gpt2-finetune",
+        outcome="Failed", spec=job, duration_seconds=1800.0, gpu_hours=1.25)
+    finished = _job_page(alice, "gpt2-finetune").content.decode()
+    assert "Total cost" in text_of(finished, "job-cost")
+    expected = (Decimal(str(record.gpu_hours)) * Decimal("2.50")).quantize(
+        Decimal("0.01"), rounding=ROUND_HALF_UP)
+    assert text_of(finished, "job-cost-figure") == f"{expected} USD"
+
+
+def test_the_job_list_shows_a_cost_column_where_prices_are_set(alice):
+    listing = alice.get(reverse("training-job-list") + "?project=team-nlp").content.decode()
+    assert '<th scope="col" class="pf-v6-c-table__th" id="job-cost-column" hidden>' in listing
+    _set_prices(gpu="2.50")
+    listing = alice.get(reverse("training-job-list") + "?project=team-nlp").content.decode()
+    assert_valid(listing)
+    assert 'id="job-cost-column">Cost</th>' in listing
+    cell = text_of(listing, "row-cost-team-nlp-mpijob-bert-large-pretrain")
+    assert cell.endswith(" USD") and Decimal(cell.split()[0].replace(",", "")) > 0
+
+
+def test_describe_and_the_sdk_tell_the_cost_at_the_published_prices(admin, demo_cluster,
+                                                                     tmp_path):
+    """The CLI (run as a process, as a person runs it, with alice's kubeconfig) and the SDK
+    read the prices the dashboard published; no price, no Cost line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from odh.training.jobs import MPIJob
+    from odh.training.sdk import TrainingClient
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, KUBECONFIG=str(demo_cluster.kubeconfig("alice")),
+               HOME=str(tmp_path), PYTHONPATH=str(root))
+
+    def describe() -> str:
+        done = subprocess.run([sys.executable, "-m", "odh.training.cli", "describe", "mpijob",
+                               "gpt2-finetune", "-n", "team-nlp"], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "Cost" not in describe()
+    with TrainingClient(kubeconfig=str(demo_cluster.kubeconfig("alice"))) as client:
+        job = MPIJob.get("gpt2-finetune", "team-nlp", client=client)
+        assert job.cost() is None
+        _post_prices(admin, gpu="2.50", cpu="0.10")
+        out = describe()
+        (line,) = [ln for ln in out.splitlines() if ln.strip().startswith("Cost:")]
+        spent = job.cost()
+    # the failed job: 4 Workers x 1 GPU, 4 x 8 + 2 CPUs (the demo's gpt2-finetune)
+    assert spent.currency == "USD" and spent.gpu_model == A100 and spent.assumed
+    seconds = job.summary().duration_seconds()
+    hours = Decimal(str(seconds)) / 3600
+    assert abs(spent.total - hours * (4 * Decimal("2.50") + 34 * Decimal("0.10"))) < \
+        Decimal("0.01")
+    assert line.split("Cost:")[1].strip() == spent.text
+    assert A100 in out  # the assumed model is said

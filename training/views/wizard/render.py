@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django_htmx.http import push_url
 
-from odh.training import errors
+from odh.training import cost, errors
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import JobKind, default_kind, wizard_kinds
 from odh.training.manifests import templates as builtin_templates
@@ -24,7 +24,7 @@ from odh.training.manifests.importing import unknown_fields, unknown_fields_mess
 from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
 from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec, build_manifest, manifest_yaml
-from training import permissions
+from training import permissions, prices
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
 from training.wizard import checks, drafts
@@ -337,12 +337,34 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
     except Exception:
         log.exception("kept_fields failed")
         context["kept_fields"] = []
+    if manifest is not None:
+        context["estimate"] = estimate(spec.kind, manifest, request.GET.get("hours", ""))
     try:
         context["sdk_code"] = sdk_code(spec)
     except Exception:
         log.exception("sdk_code failed")
         context["sdk_code"] = ""
     return context
+
+
+def estimate(kind: JobKind, manifest: dict, hours_typed: str) -> dict | None:
+    """The review's "Estimated cost": per hour, and for the hours the person expects the
+    job to run (None without prices: no cost is shown)."""
+    current = prices.current()
+    ask = cost.job_ask(kind, manifest)
+    per_hour = cost.hourly(ask, current, prices.assumed(current))
+    if per_hour is None:
+        return None
+    found: dict = {"per_hour": per_hour, "hours": hours_typed[:40], "total": None,
+                   "error": ""}
+    try:
+        hours = cost.expected_hours(hours_typed)
+    except cost.PriceError as e:
+        found["error"] = e.message
+        return found
+    if hours is not None:
+        found["total"] = cost.money(per_hour.total * hours, per_hour.currency)
+    return found
 
 
 def _type_context(request: HttpRequest, projects: list[Project]) -> dict:
