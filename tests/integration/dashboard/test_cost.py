@@ -26,6 +26,16 @@ A100 = "NVIDIA-A100-SXM4-80GB"
 PRICES = reverse("training-cluster-prices")
 
 
+@pytest.fixture(autouse=True)
+def _no_prices_published():
+    """The demo cluster is shared by the session: each test starts and ends with the
+    prices ConfigMap saying "no price", as deploy/ and the demo create it."""
+    from training import prices
+    assert prices.publish(Prices()) == ""
+    yield
+    assert prices.publish(Prices()) == ""
+
+
 def _post_prices(client, gpu="2.50", cpu="", gib="", currency="USD"):
     page = client.get(PRICES).content.decode()
     assert 'name="gpu_model_0" value="NVIDIA-A100-SXM4-80GB"' in page
