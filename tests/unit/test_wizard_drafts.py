@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from odh.training import MPIJobSpec
 from odh.training.spec import EnvVar, PVCVolume, Toleration, read_manifest
-from training.wizard import drafts
+from training.wizard import changes, drafts, formfields, posting
 
 MANIFEST = {
     "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
@@ -63,7 +63,7 @@ def test_posted_rows_keep_what_the_form_cannot_show():
                  "env-2-name": "B", "env-2-value": " 2 ",
                  "volume-0-claim_name": "datasets", "volume-0-mount_path": "/data",
                  "volume-0-read_only": "1"})
-    merged = drafts.merge_post(data, post, "resources")
+    merged = posting.merge_post(data, post, "resources")
     assert merged["env"] == [
         {"name": "TOKEN", "value": "", "value_from": {"secretKeyRef": {"name": "hf",
                                                                        "key": "token"}}},
@@ -78,7 +78,7 @@ def test_posted_rows_keep_what_the_form_cannot_show():
 
 def test_a_fix_changes_the_text_the_forms_show():
     data = drafts.data_from_spec(read_manifest(MANIFEST))
-    changed = drafts.apply_changes(data, {"workers": 3, "cpu_per_worker": "4",
+    changed = changes.apply_changes(data, {"workers": 3, "cpu_per_worker": "4",
                                           "command": ["mpirun", "-np", "3", "x"],
                                           "node_selector": {}, "not_a_field": 1})
     assert changed["workers"] == "3" and changed["cpu_per_worker"] == "4"
@@ -88,14 +88,14 @@ def test_a_fix_changes_the_text_the_forms_show():
 
 
 def test_messages_find_their_fields():
-    assert drafts.form_field_for("env[2].name") == "env-2-name"
-    assert drafts.form_field_for("volumes[0].mount_path") == "volume-0-mount_path"
-    assert drafts.form_field_for("tolerations[1].effect") == "tolerations"
-    assert drafts.form_field_for("workers") == "workers"
-    assert drafts.form_field_for("manifest") == "manifest"
-    assert drafts.step_of("name") == "configuration"
-    assert drafts.step_of("env-2-name") == "resources"
-    assert drafts.step_of("manifest") == "review"
+    assert formfields.form_field_for("env[2].name") == "env-2-name"
+    assert formfields.form_field_for("volumes[0].mount_path") == "volume-0-mount_path"
+    assert formfields.form_field_for("tolerations[1].effect") == "tolerations"
+    assert formfields.form_field_for("workers") == "workers"
+    assert formfields.form_field_for("manifest") == "manifest"
+    assert formfields.step_of("name") == "configuration"
+    assert formfields.step_of("env-2-name") == "resources"
+    assert formfields.step_of("manifest") == "review"
 
 
 _key = st.from_regex(r"[a-z][a-z0-9.-]{0,10}(/[a-z]{1,5})?", fullmatch=True)

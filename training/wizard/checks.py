@@ -30,7 +30,7 @@ from odh.training.spec import JobSpec
 from odh.training.status.room import room_offer
 from odh.training.validation import validate_spec
 from training.cluster import client_for_token, cluster_config
-from training.wizard import drafts
+from training.wizard import changes, drafts, formfields
 from training.wizard.queue import with_priorities
 
 log = logging.getLogger("training.wizard")
@@ -95,7 +95,7 @@ def gpu_product_choices(nodes: list[dict]) -> list[tuple[str, str]]:
     found: dict[str, list[int]] = {}
     for node in nodes:
         labels = (node.get("metadata") or {}).get("labels") or {}
-        product = labels.get(drafts.GPU_PRODUCT_LABEL)
+        product = labels.get(formfields.GPU_PRODUCT_LABEL)
         if not product:
             continue
         capacity = ((node.get("status") or {}).get("allocatable")
@@ -133,7 +133,7 @@ def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
         log.exception("validate_spec failed")
         problems = []
     for problem in problems:
-        name = drafts.form_field_for(problem.field)
+        name = formfields.form_field_for(problem.field)
         if name in read.errors:
             continue  # the field could not even be read: that message says it
         _add(found, name, problem.severity, problem.message)
@@ -169,7 +169,7 @@ def _check_against_cluster(client: ClusterClient, spec: JobSpec, found: dict) ->
         try:
             findings = list(rule(client, spec))
         except errors.NotServed as e:
-            field = "runtime" if "runtime" in drafts.kind_fields(spec.kind) else "namespace"
+            field = "runtime" if "runtime" in formfields.kind_fields(spec.kind) else "namespace"
             _add(found, field, "error", e.message)
             continue
         except errors.Unauthorized:
@@ -178,19 +178,19 @@ def _check_against_cluster(client: ClusterClient, spec: JobSpec, found: dict) ->
             log.info("cannot check %s against the cluster: %s", spec.name, e.message)
             continue
         for finding in findings:
-            _add(found, drafts.form_field_for(finding.field), finding.severity,
+            _add(found, formfields.form_field_for(finding.field), finding.severity,
                  finding.message)
 
 
 def errors_in(found: dict, step: str) -> dict:
     return {name: m for name, m in found.items()
-            if m["errors"] and (step == "review" or drafts.step_of(name) == step)}
+            if m["errors"] and (step == "review" or formfields.step_of(name) == step)}
 
 
 def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
     """Messages a step shows: all after it was submitted; before, only about what the
     person has typed (no "required" shouting at an empty page), and the -np check only
-    once the Workers are chosen (`drafts.WORKERS_CHOSEN_KEY`: the Workers shown on arrival
+    once the Workers are chosen (`changes.WORKERS_CHOSEN_KEY`: the Workers shown on arrival
     are a default or a copy's, not yet the person's answer)."""
     if submitted or step == "review":
         return found
@@ -200,7 +200,7 @@ def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
         row = name.split("-")
         if row[0] in ("env", "volume") and len(row) == 3:
             value = "row"  # rows exist only when something was typed in them
-        if m.get("until_workers_chosen") and not data.get(drafts.WORKERS_CHOSEN_KEY):
+        if m.get("until_workers_chosen") and not data.get(changes.WORKERS_CHOSEN_KEY):
             m = {**m, "warnings": [t for t in m["warnings"]
                                    if t not in m["until_workers_chosen"]]}
             if not m["errors"] and not m["warnings"]:
@@ -235,7 +235,7 @@ def fit_lines(report: FitReport | None) -> list[dict]:
 
 def fit_for(spec: JobSpec, facts: ProjectFacts, found: dict) -> FitReport | None:
     if not facts.visible or any(m["errors"] for n, m in found.items()
-                                if n in drafts.ESSENTIAL_RESOURCE_FIELDS
+                                if n in formfields.ESSENTIAL_RESOURCE_FIELDS
                                 or n in ("launcher_cpu", "launcher_memory")):
         return None
     try:

@@ -6,14 +6,14 @@ fields could not even be read (not a whole number, an unclosed quote, a line tha
 `key=value`). How those texts are written and read, and what is said when they cannot be,
 is `odh.training.checks.syntax`'s; whether a spec is right is `odh.training.validation`'s. This
 module only glues form fields to spec attributes, so the wizard, the SDK and the CLI say
-the same things.
+the same things. The fields themselves are `formfields`'s; a posted step is written into a
+draft by `posting`, a fix by `changes`.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
@@ -29,29 +29,18 @@ from odh.training.checks.syntax import (
 )
 from odh.training.kinds import JobKind, default_kind, kind_for_manifest
 from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration
-
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-MAX_ROWS = 100  # environment variables / volumes read from one form
-MAX_TEXT = 64 * 1024
-
-# Which wizard step shows which field (names = spec attributes, plus gpu_product).
-CONFIGURATION_FIELDS = ("namespace", "runtime", "name", "image", "image_pull_secret", "command")
-ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
-                             "gpus_per_worker")
-ADVANCED_FIELDS = (
-    "launcher_cpu", "launcher_memory", "slots_per_worker", "mpi_implementation",
-    "gpu_product", "node_selector", "tolerations", "priority_class", "queue_name",
-    "queue_priority", "clean_pod_policy", "ttl_seconds_after_finished", "backoff_limit",
-    "launcher_creation_policy", "disable_sidecar_injection", "labels", "annotations",
+from training.wizard.formfields import (
+    CONFIGURATION_FIELDS,
+    GPU_PRODUCT_LABEL,
+    INT_FIELDS,
+    MAX_TEXT,
+    OPTIONAL_INT_FIELDS,
+    RESOURCE_FIELDS,
+    form_text,
+    kind_fields,
+    read_runtime,
+    runtime_value,
 )
-RESOURCE_FIELDS = ESSENTIAL_RESOURCE_FIELDS + ADVANCED_FIELDS
-ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", "sub_path")}
-STEP_FIELDS = {"configuration": CONFIGURATION_FIELDS, "resources": RESOURCE_FIELDS}
-CHECKBOX_FIELDS = ("disable_sidecar_injection",)
-INT_FIELDS = ("workers", "gpus_per_worker", "slots_per_worker", "ttl_seconds_after_finished",
-              "backoff_limit")
-OPTIONAL_INT_FIELDS = ("slots_per_worker", "ttl_seconds_after_finished", "backoff_limit")
-ROW_PREFIX = {"env": "env", "volumes": "volume"}
 
 
 @dataclass
@@ -69,31 +58,6 @@ class ReadResult:
 def _optional(value: int | None) -> str:
     return "" if value is None else str(value)
 
-
-def runtime_value(kind: str, name: str) -> str:
-    """A runtime as the wizard's select names it: "ClusterTrainingRuntime/mpi-distributed"
-    (a cluster's and a project's runtime may share a name)."""
-    return f"{kind}/{name}" if name else ""
-
-
-def read_runtime(value: str) -> tuple[str, str]:
-    """(runtime kind, name) of a select's value; a bare name keeps the kind "" (the
-    spec's default)."""
-    kind, _slash, name = value.strip().rpartition("/")
-    return kind, name
-
-
-def kind_fields(kind: JobKind) -> frozenset[str]:
-    """The wizard's fields (names of the forms' fields) that a spec of `kind` has and a
-    person sets: its spec's attributes, the GPU type (a node selector entry), less those
-    the kind leaves to others (`SpecModel.unset_fields`)."""
-    model = kind.spec_model
-    if model is None:
-        return frozenset()
-    names = {f.name for f in dataclasses.fields(model.spec_class)} - model.unset_fields
-    if "node_selector" in names:
-        names.add("gpu_product")
-    return frozenset(names)
 
 
 def switch_kind(data: dict, old: JobKind, new: JobKind) -> dict:
@@ -157,127 +121,6 @@ def data_from_spec(spec: JobSpec) -> dict:
     }
 
 
-# --- posted form -> data ---------------------------------------------------------------
-
-def _text(value: object) -> str:
-    # NUL is not text a job can carry, and PostgreSQL's jsonb refuses it.
-    return value.replace("\x00", "") if isinstance(value, str) else ""
-
-
-def merge_post(data: dict, post, step: str) -> dict:
-    """The draft's data with one step's posted fields written over it.
-
-    `post` is a QueryDict (or dict) of what the step's form sent. Checkboxes missing from a
-    posted step form are off; row lists are rebuilt from their `env-<i>-name` style fields.
-    """
-    merged = copy.deepcopy(data)
-    for name in STEP_FIELDS.get(step, ()):
-        if name in CHECKBOX_FIELDS:
-            merged[name] = "on" if post.get(name) else ""
-        elif name in post:
-            merged[name] = _text(post.get(name))
-    if step == "resources":
-        for rows in ("env", "volumes"):
-            merged[rows] = _merge_rows(post, rows, merged.get(rows))
-    return merged
-
-
-def _merge_rows(post, rows: str, before: object) -> list[dict]:
-    prefix = ROW_PREFIX[rows]
-    old = before if isinstance(before, list) else []
-    result = []
-    for i in range(MAX_ROWS):
-        keys = [f"{prefix}-{i}-{f}" for f in ROW_FIELDS[rows]]
-        if not any(k in post for k in keys):
-            continue
-        row = {f: _text(post.get(f"{prefix}-{i}-{f}", "")).strip() if f != "value"
-               else _text(post.get(f"{prefix}-{i}-{f}", "")) for f in ROW_FIELDS[rows]}
-        previous = old[i] if i < len(old) and isinstance(old[i], dict) else {}
-        if rows == "env":
-            row["value_from"] = previous.get("value_from") if post.get(f"{prefix}-{i}-from") \
-                else None
-            if not row["name"] and not row["value"] and not row["value_from"]:
-                continue
-        else:
-            row["read_only"] = bool(post.get(f"{prefix}-{i}-read_only"))
-            row["name"] = _text(previous.get("name")) \
-                if previous.get("claim_name") == row["claim_name"] else ""
-            if not row["claim_name"] and not row["mount_path"]:
-                continue
-        result.append(row)
-    return result
-
-
-def add_row(data: dict, rows: str) -> dict:
-    merged = copy.deepcopy(data)
-    current = merged.get(rows) if isinstance(merged.get(rows), list) else []
-    if len(current) < MAX_ROWS:
-        blank = {"name": "", "value": "", "value_from": None} if rows == "env" else \
-            {"claim_name": "", "mount_path": "", "read_only": False, "sub_path": "", "name": ""}
-        current.append(blank)
-    merged[rows] = current
-    return merged
-
-
-def remove_row(data: dict, rows: str, index: int) -> dict:
-    merged = copy.deepcopy(data)
-    current = merged.get(rows) if isinstance(merged.get(rows), list) else []
-    if 0 <= index < len(current):
-        del current[index]
-    merged[rows] = current
-    return merged
-
-
-def apply_changes(data: dict, changes: dict) -> dict:
-    """A fix's changes ({spec attribute: value}) written into the draft's text."""
-    merged = copy.deepcopy(data)
-    for name, value in changes.items():
-        if name == "command" and isinstance(value, list):
-            merged[name] = command_text([str(v) for v in value])
-        elif name == "node_selector" and isinstance(value, dict):
-            selector = {str(k): str(v) for k, v in value.items()}
-            merged["gpu_product"] = selector.pop(GPU_PRODUCT_LABEL, "")
-            merged[name] = pairs_text(selector)
-        elif name == "env" and isinstance(value, list):
-            merged[name] = [{"name": str(row.get("name", "")), "value": str(row.get("value", "")),
-                             "value_from": row.get("value_from")
-                             if isinstance(row.get("value_from"), dict) else None}
-                            for row in value if isinstance(row, dict)]
-        elif name not in RESOURCE_FIELDS and name not in CONFIGURATION_FIELDS:
-            continue
-        elif isinstance(value, bool):
-            merged[name] = "on" if value else ""
-        else:
-            merged[name] = "" if value is None else str(value)
-    return merged
-
-
-FIXED_KEY = "fixed"  # what a diagnosis' fix changed: {"label", "fields", "note"}
-# The Workers and slots were chosen on the Resources step (typed, changed by a fix, or the
-# step left with Next or Back): until then a value there is the default or the copy's, and
-# the -np check waits.
-WORKERS_CHOSEN_KEY = "_workers_chosen"
-_WORKER_COUNT = ("workers", "slots_per_worker")
-
-
-def with_workers_chosen(data: dict, before: dict | None = None) -> dict:
-    """`data` marked as having its Workers chosen: always without `before`, else when its
-    Workers or slots differ from those of `before`."""
-    if before is not None and all(str(data.get(n, "")) == str(before.get(n, ""))
-                                  for n in _WORKER_COUNT):
-        return data
-    return {**data, WORKERS_CHOSEN_KEY: True}
-
-
-def apply_fix(data: dict, changes: dict, label: str, fields: list[str], note: str = "") -> dict:
-    """A diagnosis' fix applied to a clone's draft, and marked: the wizard shows which
-    fields it changed (or which one to correct, for a fix that only opens a field)."""
-    merged = apply_changes(data, changes)
-    merged[FIXED_KEY] = {"label": str(label)[:500], "note": str(note)[:500],
-                         "fields": [str(f) for f in fields][:20]}
-    return merged
-
-
 # --- data -> spec --------------------------------------------------------------------------
 
 def _read_int(result: ReadResult, name: str, raw: str, default: int | None) -> int | None:
@@ -328,7 +171,7 @@ def spec_from_data(data: dict, base: dict | None = None,
         return getattr(defaults, name, "")
 
     def text(name: str) -> str:
-        value = _text(data.get(name, ""))
+        value = form_text(data.get(name, ""))
         if len(value) > MAX_TEXT:
             result.add(name, _("This is too long: at most %(limit)d characters.")
                        % {"limit": MAX_TEXT})
@@ -355,16 +198,16 @@ def spec_from_data(data: dict, base: dict | None = None,
     for row in data.get("env") or []:
         if isinstance(row, dict):
             value_from = row.get("value_from")
-            env.append(EnvVar(name=_text(row.get("name")), value=_text(row.get("value")),
+            env.append(EnvVar(name=form_text(row.get("name")), value=form_text(row.get("value")),
                               value_from=value_from if isinstance(value_from, dict) else None))
     volumes = []
     for row in data.get("volumes") or []:
         if isinstance(row, dict):
-            volumes.append(PVCVolume(claim_name=_text(row.get("claim_name")),
-                                     mount_path=_text(row.get("mount_path")),
+            volumes.append(PVCVolume(claim_name=form_text(row.get("claim_name")),
+                                     mount_path=form_text(row.get("mount_path")),
                                      read_only=bool(row.get("read_only")),
-                                     name=_text(row.get("name")),
-                                     sub_path=_text(row.get("sub_path"))))
+                                     name=form_text(row.get("name")),
+                                     sub_path=form_text(row.get("sub_path"))))
     runtime_kind, runtime = read_runtime(text("runtime")) if "runtime" in data \
         else ("", str(_default("runtime")))
     settings = dict(
@@ -407,38 +250,3 @@ def spec_from_data(data: dict, base: dict | None = None,
     result.spec = kind.new_spec(**{k: v for k, v in settings.items() if k in known})
     return result
 
-
-# --- validation messages -> form fields -------------------------------------------------
-
-_ROW_ERROR = re.compile(r"(?P<rows>env|volumes|tolerations)\[(?P<index>\d+)\](?:\.(?P<attr>\w+))?")
-
-
-def form_field_for(spec_field: str) -> str:
-    """The form field that shows a message about a spec attribute.
-
-    "env[2].name" -> "env-2-name", "volumes[0].mount_path" -> "volume-0-mount_path",
-    "tolerations[1]" -> "tolerations"; node selector entries for the GPU product go to the
-    GPU type select.
-    """
-    match = _ROW_ERROR.fullmatch(spec_field)
-    if match:
-        rows = match.group("rows")
-        if rows == "tolerations":
-            return "tolerations"
-        attr = match.group("attr") or ROW_FIELDS[rows][0]
-        return f"{ROW_PREFIX[rows]}-{match.group('index')}-{attr}"
-    if spec_field.startswith("node_selector") and GPU_PRODUCT_LABEL in spec_field:
-        return "gpu_product"
-    if spec_field == "runtime_kind":  # one select names the runtime and its kind
-        return "runtime"
-    return spec_field.split("[", 1)[0].split(".", 1)[0]
-
-
-def step_of(form_field: str) -> str:
-    """Which step shows a form field: configuration, resources, or review (anything else)."""
-    if form_field in CONFIGURATION_FIELDS:
-        return "configuration"
-    if form_field in RESOURCE_FIELDS or form_field.startswith(("env-", "volume-")) \
-            or form_field in ("env", "volumes"):
-        return "resources"
-    return "review"

@@ -1,7 +1,8 @@
 """The create-job wizard's forms: what each step shows, with labels, help and htmx hooks.
 
 The forms render and collect text; they do not decide what is valid. Every message comes
-from `training.wizard.drafts` (fields that cannot be read) and `odh.training.validation` (what is
+from `training.wizard.drafts` (fields that cannot be read, placed by
+`training.wizard.formfields`) and `odh.training.validation` (what is
 wrong with the spec), mapped onto these fields by name, so the wizard says what the SDK and
 the CLI say. Rendering goes through our PatternFly crispy template pack
 (templates/patternfly/field.html).
@@ -16,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from odh.training.checks.names import max_job_name_length
 from odh.training.kinds import JobKind, default_kind
 from odh.training.spec import MPI_IMPLEMENTATIONS
-from training.wizard.drafts import MAX_TEXT, kind_fields
+from training.wizard.formfields import MAX_TEXT, kind_fields
 
 TEXT_ATTRS = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "none"}
 

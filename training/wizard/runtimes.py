@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind, Runtime, read_runtimes
-from training.wizard.drafts import kind_fields, read_runtime, runtime_value
+from training.wizard.formfields import kind_fields, read_runtime, runtime_value
 
 log = logging.getLogger("training.wizard")
 

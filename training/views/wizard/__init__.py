@@ -5,7 +5,8 @@ field messages as you type, the live resource check and in-place step changes. I
 in a `WizardDraft` row (its key is in the URL), so Back, a reload, a failed create and a
 trip through sign-in never lose it. Clone and Retry of existing MPIJobs live here too.
 
-Views decide; `training.wizard.drafts` turns text into a spec; `training.wizard.checks` and
+Views decide; `training.wizard.drafts` turns text into a spec (`posting` writes a posted
+step into it, `changes` a fix); `training.wizard.checks` and
 `odh.training` validate, check the fit, build the manifest and the SDK code. The parts:
 
 - `base`: the steps, drafts, ways out of the wizard;

@@ -18,7 +18,7 @@ from odh.training.spec import JobSpec, new_spec
 from training.models import WizardDraft
 from training.permissions import person_may
 from training.views.jobs import PROJECT_KEY
-from training.wizard import drafts
+from training.wizard import changes, drafts, formfields, posting
 
 STEPS = ("type", "configuration", "resources", "review")
 DRAFT_MAX_AGE = timedelta(days=7)
@@ -83,16 +83,16 @@ def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str 
         return None
     step = kwargs.get("step") if url_name == "training-job-new-step" \
         else request.POST.get("step", "")
-    if step in drafts.STEP_FIELDS:
+    if step in formfields.STEP_FIELDS:
         merge_posted_step(draft, request.POST, step)
     return step_url(draft, step if step in STEPS else draft.step)
 
 
 def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
     """The draft with one step's posted fields written over it, saved."""
-    draft.data = drafts.merge_post(draft.data, post, step)
+    draft.data = posting.merge_post(draft.data, post, step)
     if step == "resources":  # left with Next or Back: its Workers are chosen
-        draft.data = drafts.with_workers_chosen(draft.data)
+        draft.data = changes.with_workers_chosen(draft.data)
     draft.save(update_fields=["data", "updated"])
 
 

@@ -35,7 +35,7 @@ from training.views.history import newest_history
 from training.views.wizard.base import new_draft, only_mpijobs, step_url
 from training.views.wizard.create import create_problem
 from training.views.wizard.render import warn_of_unknown_fields
-from training.wizard import checks, drafts
+from training.wizard import changes, checks, drafts, formfields
 
 
 def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
@@ -56,14 +56,15 @@ def clone(request: HttpRequest, client: ClusterClient, projects: list[Project],
                                    uid, session.token(request)) if request.GET.get("fix") \
         else None
     if fix is not None:
-        data = drafts.apply_fix(data, fix.changes, fix.label, fix.fields, fix.note)
+        data = changes.apply_fix(data, fix.changes, fix.label, fix.fields, fix.note)
     draft = new_draft(request, data, f"clone:{project}/{kind.slug}/{name}", clone.base, kind)
     if fix is not None:
         messages.success(request, _("Cloned “%(name)s” with the fix applied: %(fix)s. The "
                                     "changed fields are marked; check them, then create the "
                                     "job.") % {"name": name, "fix": fix.label})
         warn_of_unknown_fields(request, client, draft.data, draft.base, draft.job_kind)
-        return redirect(step_url(draft, drafts.step_of(fix.fields[0]) if fix.fields else "review"))
+        return redirect(step_url(draft, formfields.step_of(fix.fields[0]) if fix.fields
+                                 else "review"))
     if request.GET.get("fix"):
         messages.warning(request, _("The suggested fix could not be applied (its link is too "
                                     "old or was changed): this is a plain copy of “%(name)s”.")

@@ -20,7 +20,7 @@ from training.models import JobTemplate
 from training.projects import projects_for_user
 from training.views.wizard.base import get_draft_for_user, leave, may_share_in, step_url
 from training.views.wizard.render import render_step
-from training.wizard import checks, drafts
+from training.wizard import checks, drafts, formfields
 from training.wizard import queue as wizard_queue
 from training.wizard.forms import SaveTemplateForm
 
@@ -38,7 +38,7 @@ def refusal_problem(refused: creating.CreateRefused) -> dict:
         # the oldest finished jobs the person may delete, offered behind a confirmation
         return {"message": str(refused), "step": "resources", "room": refused.room}
     findings = refused.findings
-    step = drafts.step_of(findings[0].field) if findings else ""
+    step = formfields.step_of(findings[0].field) if findings else ""
     return {"message": " ".join(f.message for f in findings) or str(refused),
             "step": step if step in ("configuration", "resources") else ""}
 

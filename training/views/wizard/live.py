@@ -16,7 +16,7 @@ from training.projects import projects_for_user
 from training.views.wizard.base import get_draft_for_user, step_url
 from training.views.wizard.render import runtime_choice
 from training.web import params
-from training.wizard import checks, drafts
+from training.wizard import changes, checks, formfields, posting
 from training.wizard import queue as wizard_queue
 
 
@@ -26,13 +26,13 @@ def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> d
     another field, answered after a later "Next", must not write back the values that form
     had then), though the check reads the whole form."""
     step = request.POST.get("step", "")
-    if step not in drafts.STEP_FIELDS:
+    if step not in formfields.STEP_FIELDS:
         return draft.data
-    merged = drafts.with_workers_chosen(drafts.merge_post(draft.data, request.POST, step),
+    merged = changes.with_workers_chosen(posting.merge_post(draft.data, request.POST, step),
                                         draft.data)
-    if only in drafts.STEP_FIELDS[step]:
+    if only in formfields.STEP_FIELDS[step]:
         written = {**draft.data, only: merged.get(only, "")}
-        draft.data = drafts.with_workers_chosen(written, draft.data)
+        draft.data = changes.with_workers_chosen(written, draft.data)
     else:
         draft.data = merged
     draft.save()
@@ -58,7 +58,7 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
         "warnings": entry["warnings"]})
     response.content += runtimes
     step = request.POST.get("step", "")
-    if step in drafts.STEP_FIELDS and not checks.errors_in(found, step):
+    if step in formfields.STEP_FIELDS and not checks.errors_in(found, step):
         # the step's "Some fields need your attention" goes when its errors have gone
         response.content += render_to_string("training/wizard/step_errors.html",
                                              {"oob": True}, request).encode()
@@ -101,7 +101,7 @@ def job_new_fix(request: HttpRequest, key) -> HttpResponse:
                                     "below is up to date."))
     else:
         fix = fit.fixes[index]
-        draft.data = drafts.with_workers_chosen(drafts.apply_changes(draft.data, fix.changes),
+        draft.data = changes.with_workers_chosen(changes.apply_changes(draft.data, fix.changes),
                                                 draft.data)
         draft.save()
         messages.success(request, _("Applied: %(fix)s.") % {"fix": fix.label})

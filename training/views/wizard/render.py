@@ -27,7 +27,7 @@ from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec, build_manifest, mani
 from training import permissions, prices
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
-from training.wizard import checks, drafts
+from training.wizard import changes, checks, drafts, formfields
 from training.wizard import queue as wizard_queue
 from training.wizard.forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
 from training.wizard.runtimes import RuntimeChoices, runtime_choices
@@ -110,7 +110,7 @@ def configuration_form(data: dict, validate_url: str, shown: dict, kind: JobKind
                        runtimes: RuntimeChoices) -> ConfigurationForm:
     """The Configuration step's form, its runtime select offering `runtimes` (the project's
     namespace select's choices are the page's to set)."""
-    form = ConfigurationForm(data=_form_data(data, drafts.CONFIGURATION_FIELDS),
+    form = ConfigurationForm(data=_form_data(data, formfields.CONFIGURATION_FIELDS),
                              validate_url=validate_url, messages=shown, kind=kind)
     if "runtime" in form.fields:
         form.set_choices("runtime", runtimes.choices(),
@@ -138,7 +138,7 @@ def runtime_choice(request: HttpRequest, client: ClusterClient, draft: WizardDra
 
 def _with_fix_notes(shown: dict, data: dict) -> dict:
     """The messages, plus a note on each field a diagnosis' fix changed (or asks to correct)."""
-    fixed = data.get(drafts.FIXED_KEY)
+    fixed = data.get(changes.FIXED_KEY)
     if not isinstance(fixed, dict) or not fixed.get("fields"):
         return shown
     label = str(fixed.get("label", ""))
@@ -158,9 +158,9 @@ def _form_data(data: dict, names) -> dict:
 
 def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
                        shown: dict, runtimes: RuntimeChoices) -> dict:
-    form = ResourcesForm(data=_form_data(data, drafts.RESOURCE_FIELDS),
+    form = ResourcesForm(data=_form_data(data, formfields.RESOURCE_FIELDS),
                          validate_url=validate_url, messages=shown, kind=spec.kind)
-    if "runtime" in drafts.kind_fields(spec.kind):
+    if "runtime" in formfields.kind_fields(spec.kind):
         _runtime_fields(form, data, runtimes)
     form.fields["slots_per_worker"].widget.attrs["placeholder"] = \
         _("The runtime's default") if spec.kind.counts_nodes else \
@@ -212,7 +212,7 @@ def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, va
                 f"volume-{i}-name") or empty,
             "path_messages": shown.get(f"volume-{i}-mount_path") or shown.get(
                 f"volume-{i}-sub_path") or empty})
-    advanced_names = set(drafts.ADVANCED_FIELDS)
+    advanced_names = set(formfields.ADVANCED_FIELDS)
     open_advanced = any(
         (m["errors"] or m.get("notes"))
         and (name in advanced_names or name.startswith(("env-", "volume-")) or name == "volumes")
@@ -307,7 +307,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
     blocking = checks.errors_in(found, "review")
     problems = []
     for name, m in blocking.items():
-        step = drafts.step_of(name)
+        step = formfields.step_of(name)
         for text in m["errors"]:
             problems.append({"field": name, "message": text, "step": step,
                              "step_title": step_title(step) if step != "review" else "",

@@ -39,7 +39,7 @@ from training.views.wizard.render import (
     warn_of_unknown_fields,
 )
 from training.web import params
-from training.wizard import checks, drafts
+from training.wizard import changes, checks, drafts, formfields, posting
 from training.wizard.forms import ImportForm
 
 IMPORT_MAX_BYTES = 256 * 1024
@@ -167,7 +167,7 @@ def job_new_step(request: HttpRequest, key, step: str) -> HttpResponse:
     if step not in STEPS:
         raise Http404(_("There is no wizard step called “%(step)s”.") % {"step": step})
     draft = get_draft_for_user(request, key)
-    if request.method == "POST" and step in drafts.STEP_FIELDS:
+    if request.method == "POST" and step in formfields.STEP_FIELDS:
         # What was typed is kept before the cluster is asked anything: a token revoked
         # meanwhile, or a cluster away, loses none of it.
         merge_posted_step(draft, request.POST, step)
@@ -180,7 +180,7 @@ def job_new_step(request: HttpRequest, key, step: str) -> HttpResponse:
             if draft.step != step:
                 draft.step = step
                 if step == "review":  # past the Resources step: its Workers are chosen
-                    draft.data = drafts.with_workers_chosen(draft.data)
+                    draft.data = changes.with_workers_chosen(draft.data)
                 draft.save(update_fields=["step", "data", "updated"])
             return render_step(request, draft, step, client=client, projects=projects)
         if step == "type":
@@ -198,8 +198,8 @@ def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
     for rows in ("env", "volumes"):
         removed = params.index(post.get(f"remove_{rows}", ""))
         if post.get(f"add_{rows}") or removed is not None:
-            data = drafts.remove_row(draft.data, rows, removed) if removed is not None \
-                else drafts.add_row(draft.data, rows)
+            data = posting.remove_row(draft.data, rows, removed) if removed is not None \
+                else posting.add_row(draft.data, rows)
             data["_advanced_open"] = True
             draft.data = data
             draft.save()

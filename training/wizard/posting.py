@@ -1,0 +1,80 @@
+"""A wizard step's posted form written into its draft: the step's fields over the draft's
+text, its rows of environment variables and volumes rebuilt, a row added or removed."""
+
+from __future__ import annotations
+
+import copy
+
+from training.wizard.formfields import (
+    CHECKBOX_FIELDS,
+    MAX_ROWS,
+    ROW_FIELDS,
+    ROW_PREFIX,
+    STEP_FIELDS,
+    form_text,
+)
+
+
+def merge_post(data: dict, post, step: str) -> dict:
+    """The draft's data with one step's posted fields written over it.
+
+    `post` is a QueryDict (or dict) of what the step's form sent. Checkboxes missing from a
+    posted step form are off; row lists are rebuilt from their `env-<i>-name` style fields.
+    """
+    merged = copy.deepcopy(data)
+    for name in STEP_FIELDS.get(step, ()):
+        if name in CHECKBOX_FIELDS:
+            merged[name] = "on" if post.get(name) else ""
+        elif name in post:
+            merged[name] = form_text(post.get(name))
+    if step == "resources":
+        for rows in ("env", "volumes"):
+            merged[rows] = _merge_rows(post, rows, merged.get(rows))
+    return merged
+
+
+def _merge_rows(post, rows: str, before: object) -> list[dict]:
+    prefix = ROW_PREFIX[rows]
+    old = before if isinstance(before, list) else []
+    result = []
+    for i in range(MAX_ROWS):
+        keys = [f"{prefix}-{i}-{f}" for f in ROW_FIELDS[rows]]
+        if not any(k in post for k in keys):
+            continue
+        row = {f: form_text(post.get(f"{prefix}-{i}-{f}", "")).strip() if f != "value"
+               else form_text(post.get(f"{prefix}-{i}-{f}", "")) for f in ROW_FIELDS[rows]}
+        previous = old[i] if i < len(old) and isinstance(old[i], dict) else {}
+        if rows == "env":
+            row["value_from"] = previous.get("value_from") if post.get(f"{prefix}-{i}-from") \
+                else None
+            if not row["name"] and not row["value"] and not row["value_from"]:
+                continue
+        else:
+            row["read_only"] = bool(post.get(f"{prefix}-{i}-read_only"))
+            row["name"] = form_text(previous.get("name")) \
+                if previous.get("claim_name") == row["claim_name"] else ""
+            if not row["claim_name"] and not row["mount_path"]:
+                continue
+        result.append(row)
+    return result
+
+
+def add_row(data: dict, rows: str) -> dict:
+    merged = copy.deepcopy(data)
+    current = merged.get(rows) if isinstance(merged.get(rows), list) else []
+    if len(current) < MAX_ROWS:
+        blank = {"name": "", "value": "", "value_from": None} if rows == "env" else \
+            {"claim_name": "", "mount_path": "", "read_only": False, "sub_path": "", "name": ""}
+        current.append(blank)
+    merged[rows] = current
+    return merged
+
+
+def remove_row(data: dict, rows: str, index: int) -> dict:
+    merged = copy.deepcopy(data)
+    current = merged.get(rows) if isinstance(merged.get(rows), list) else []
+    if 0 <= index < len(current):
+        del current[index]
+    merged[rows] = current
+    return merged
+
