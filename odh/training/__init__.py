@@ -56,9 +56,8 @@ from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
     from odh.training.asyncjobs import AsyncMPIJob, AsyncTrainJob
-    from odh.training.jobs import MPIJob, QuotaWarning, SettingWarning
+    from odh.training.jobs import MPIJob, QuotaWarning, SettingWarning, TrainJob, list_runtimes
     from odh.training.sdk import InvalidSpec, TrainingClient
-    from odh.training.trainjobs import TrainJob, list_runtimes
 
 __all__ = [
     "BUILTIN_TEMPLATES",
@@ -125,7 +124,7 @@ __all__ = [
 # loaded on first use: they bring the kubernetes client
 _LAZY = {"TrainingClient": "sdk", "InvalidSpec": "sdk", "MPIJob": "jobs",
          "QuotaWarning": "jobs", "SettingWarning": "jobs", "AsyncMPIJob": "asyncjobs",
-         "AsyncTrainJob": "asyncjobs", "TrainJob": "trainjobs", "list_runtimes": "trainjobs"}
+         "AsyncTrainJob": "asyncjobs", "TrainJob": "jobs", "list_runtimes": "jobs"}
 
 
 def __getattr__(name: str) -> Any:

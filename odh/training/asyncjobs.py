@@ -27,9 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, Self, TypeVar
 
-from odh.training.jobs import MPIJob, TrainingJob
+from odh.training.jobs import MPIJob, TrainingJob, TrainJob
 from odh.training.jobstatus import JobStatus
-from odh.training.trainjobs import TrainJob
 
 __all__ = ["AsyncMPIJob", "AsyncTrainJob"]
 
@@ -181,6 +180,6 @@ class AsyncMPIJob(AsyncJob):
 
 
 class AsyncTrainJob(AsyncJob):
-    """TrainJob (odh.training.trainjobs) with coroutines."""
+    """TrainJob (odh.training.jobs.trainjob) with coroutines."""
 
     _job_class = TrainJob

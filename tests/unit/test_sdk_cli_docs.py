@@ -12,9 +12,8 @@ import pytest
 from odh.training import errors
 from odh.training.asyncjobs import AsyncMPIJob
 from odh.training.cli.parsing import VERBS, verb_parser
-from odh.training.jobs import MPIJob
+from odh.training.jobs import MPIJob, TrainJob
 from odh.training.sdk import TrainingClient
-from odh.training.trainjobs import TrainJob
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SDK_NAMES = ["MPIJob", "AsyncMPIJob", "TrainJob", "AsyncTrainJob", "list_runtimes",

@@ -12,7 +12,7 @@ from typing import TextIO
 from odh.training.cli import OK
 from odh.training.cli.output import dump
 from odh.training.i18n import _
-from odh.training.trainjobs import read_runtimes_of
+from odh.training.jobs.trainjob import read_runtimes_of
 
 
 def list_runtimes(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:

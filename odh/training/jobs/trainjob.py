@@ -1,6 +1,7 @@
 """`TrainJob`: a Kubeflow Trainer v2 TrainJob from Python, beside `MPIJob`, with the same
 methods (create, status, watch, wait_for_completion, get_logs, diagnose, suspend, resume,
-delete: `odh.training.jobs.TrainingJob`), and `list_runtimes`: the runtimes it may run on.
+delete: `odh.training.jobs.trainingjob.TrainingJob`), and `list_runtimes`: the runtimes it
+may run on.
 
     from odh.training import TrainJob, list_runtimes
 
@@ -24,7 +25,9 @@ from typing import Any, ClassVar
 
 from odh.training import errors
 from odh.training.i18n import _
-from odh.training.jobs import TrainingJob, _env, _resources, _volumes, default_client
+from odh.training.jobs.arguments import env_vars, pvc_volumes, resource_spec
+from odh.training.jobs.clients import default_client
+from odh.training.jobs.trainingjob import TrainingJob
 from odh.training.jobstatus import ResourceSpec
 from odh.training.kinds import Runtime, Runtimes, kind_for_slug, read_runtimes
 from odh.training.sdk import TrainingClient
@@ -77,13 +80,13 @@ class TrainJob(TrainingJob):
                  annotations: Mapping[str, str] | None = None,
                  client: TrainingClient | None = None, kubeconfig: str | None = None,
                  context: str | None = None) -> None:
-        per_node = _resources(resources_per_node, "resources_per_node")
+        per_node = resource_spec(resources_per_node, "resources_per_node")
         spec = self.kind.new_spec(
             name=name, namespace=namespace or "", runtime=runtime, runtime_kind=runtime_kind,
             image=image, command=list(command or []), workers=num_nodes,
             cpu_per_worker=per_node.cpu, memory_per_worker=per_node.memory,
             gpus_per_worker=per_node.gpus, slots_per_worker=num_proc_per_node,
-            mpi_implementation=mpi_implementation, env=_env(env), volumes=_volumes(volumes),
+            mpi_implementation=mpi_implementation, env=env_vars(env), volumes=pvc_volumes(volumes),
             node_selector=dict(node_selector or {}), queue_name=queue, queue_priority=priority,
             labels=dict(labels or {}), annotations=dict(annotations or {}))
         super().__init__(spec, client, kubeconfig, context)
@@ -93,13 +96,13 @@ class TrainJob(TrainingJob):
         spec = self.spec
         for key, value in settings.items():
             if key == "resources_per_node":
-                res = _resources(value, key)
+                res = resource_spec(value, key)
                 spec.cpu_per_worker, spec.memory_per_worker = res.cpu, res.memory
                 spec.gpus_per_worker = res.gpus
             elif key == "env":
-                spec.env = _env(value)
+                spec.env = env_vars(value)
             elif key == "volumes":
-                spec.volumes = _volumes(value)
+                spec.volumes = pvc_volumes(value)
             elif key == "command":
                 spec.command = list(value)
             elif key in _RENAMED:

@@ -1,0 +1,154 @@
+"""What a job in the cluster tells as it runs, as the SDK's jobs read it: its status (with
+its queue's standing and its one-line story), each change as it happens, the wait for its
+end, its diagnosis and its pods' logs."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from typing import ClassVar
+
+from odh.training import errors
+from odh.training.cluster.jobwatch import job_changes
+from odh.training.i18n import _
+from odh.training.jobstatus import JobStatus, Phase
+from odh.training.kinds import JobKind
+from odh.training.logs.logfollow import (
+    follow_pod_lines,
+    pod_expected,
+    pod_for,
+    read_text,
+    wait_for_pod,
+)
+from odh.training.queues.start import progress_ends, read_standing
+from odh.training.sdk import TrainingClient
+
+
+class JobFollowing:
+    """The reading half of `TrainingJob`: a job of `kind` named `name` in `namespace`, read
+    through `client`."""
+
+    kind: ClassVar[JobKind]
+    name: str
+    namespace: str
+    client: TrainingClient
+
+    def status(self) -> JobStatus:
+        """Where the job stands now (phase, Workers by state, start, completion); for a
+        job that names a Kueue queue and has not finished, `queue` too: its position, what
+        it needs against what is free, the jobs ahead and its expected start, as far as
+        you may read them (odh.training.queues.standing.QueueStanding)."""
+        from odh.training.diagnosis import diagnose
+        from odh.training.diagnosis.gather import Sources, gather
+        from odh.training.diagnosis.story import tell
+        from odh.training.status.queries import job_detail
+        cluster = self.client.cluster
+        detail = job_detail(cluster, self.kind, self.namespace, self.name)
+        summary = detail.summary
+        status = JobStatus.from_summary(summary)
+        standing = None
+        if summary.queue and not summary.is_finished:
+            standing = read_standing(cluster, self.kind, detail.job,
+                                     ends_in=progress_ends(cluster))
+            status = dataclasses.replace(status, queue=standing)
+        # its one line, as the dashboard and `describe` say it (odh.training.diagnosis.story): the
+        # diagnosis from what its headline rests on (objects, events, log tails)
+        facts = gather(cluster, detail.job, detail.pods, detail.events, summary=summary,
+                       sources=Sources(brief=True, read_nodes=False))
+        queued = standing.headline() if standing is not None and summary.held_by_queue \
+            else None
+        told = tell(summary, diagnose(facts), queued)
+        # `step` says the same (the lifecycle step alone: `summary().lifecycle_step`)
+        return dataclasses.replace(status, step=str(told.line), headline=str(told.line))
+
+    def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
+        """Each new status as it happens (driven by a watch on the job, not by polling),
+        the current one first; ends after the job has finished, or after `timeout`
+        seconds, or when it is deleted."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: JobStatus | None = None
+        for obj in job_changes(self.client.cluster, self.kind, self.namespace, self.name,
+                               deadline=deadline):
+            if obj is None:
+                return
+            current = self.status()
+            if current.changed_from(last):
+                last = current
+                yield current
+            if current.is_finished:
+                return
+
+    def wait_for_completion(self, timeout: float = 3600) -> JobStatus:
+        """Return the final status once the job Succeeded; raise JobFailedError (with the
+        diagnosis, its suggestions and the log lines it rests on) if it failed, and
+        JobTimeoutError after `timeout` seconds."""
+        last: JobStatus | None = None
+        for last in self.watch(timeout=timeout):
+            if last.phase == Phase.FAILED:
+                raise self.client.failure(self.name, self.namespace, self.kind)
+            if last.phase == Phase.SUCCEEDED:
+                return last
+        if last is not None and last.phase in (Phase.SUCCEEDED, Phase.FAILED):
+            return last
+        try:
+            last = self.status()
+        except errors.NotFound:
+            raise errors.NotFound(_("%(name)s was deleted before it finished.")
+                                  % {"name": self.name}, status=404,
+                                  namespace=self.namespace) from None
+        raise errors.JobTimeoutError(
+            _("%(name)s is still %(status)s after %(seconds)d seconds.") % {
+                "name": self.name, "status": last.phase.value, "seconds": int(timeout)},
+            status=last)
+
+    def cost(self):
+        """What the job has cost so far (not finished) or in all (finished), at the prices
+        the dashboard's administrators set, as it publishes them (the ConfigMap
+        mpijob-dashboard-prices in $ODH_DASHBOARD_NAMESPACE, by default mpijob-dashboard):
+        an `odh.training.cost.Cost` (`.total` a Decimal, `.currency`, `.text` "12.35
+        USD", `.basis` what it counts), or None when no price is set."""
+        from odh.training.cost import job_cost, read_prices
+        from odh.training.status.queries import job_detail
+        cluster = self.client.cluster
+        prices = read_prices(cluster)
+        if not prices.is_set:
+            return None
+        detail = job_detail(cluster, self.kind, self.namespace, self.name)
+        return job_cost(prices, self.kind, detail.job, detail.summary.duration_seconds())
+
+    def diagnose(self):
+        """Why the job failed, waits or looks unwell, and what to do (None: all is well)."""
+        return self.client.diagnose(self.name, self.namespace, self.kind)
+
+    def get_logs(self, component: str = "launcher", worker_id: int | None = None,
+                 follow: bool = False, tail: int | None = None,
+                 previous: bool = False) -> Iterator[str]:
+        """The Launcher's log lines (`component="launcher"`) or Worker `worker_id`'s
+        (`component="worker"`). With `follow`, lines come as they are written until the
+        pod ends, waiting first for a pod or container that has not started; a dropped
+        connection is picked up again without losing or repeating a line. Without it, the
+        lines there are: none yet for a job that is starting. `previous`: the crashed run
+        (the container's log before it last restarted; NotFound when it never did)."""
+        if component not in ("launcher", "worker"):
+            raise ValueError(_('component is "launcher" or "worker".'))
+        if component == "worker" and worker_id is None:
+            raise ValueError(_("worker_id is required for a Worker's log: "
+                               "get_logs(component=\"worker\", worker_id=0)."))
+        if previous and follow:
+            raise ValueError(_("A crashed run has ended: read it without follow."))
+        index = worker_id if component == "worker" else None
+        cluster = self.client.cluster
+        if follow:
+            pod = wait_for_pod(cluster, self.kind, self.namespace, self.name, index)
+        else:
+            try:
+                pod = pod_for(cluster, self.kind, self.namespace, self.name, index)
+            except errors.NotFound:
+                if not pod_expected(cluster, self.kind, self.namespace, self.name, index):
+                    raise  # no such job, or a pod it will never have
+                return iter(())
+            text = read_text(cluster, self.namespace, pod, tail, previous=previous)
+            return iter((text or "").splitlines())
+        return (text for _stamp, text in follow_pod_lines(
+            self.client.cluster, self.namespace, pod.name, pod.container, tail=tail))
