@@ -37,8 +37,8 @@ def cluster_summaries(sim: SimCluster) -> list[tuple[dict, JobSummary]]:
     metrics are compared with)."""
     from kubernetes import client
 
-    from odh.training.cluster.client import JOB_NAME_LABEL
     from odh.training.kinds import KINDS
+    from odh.training.kinds.base import JOB_NAME_LABEL
     from odh.training.status.summarize import summarize
     with sim.api_client("admin") as api:
         custom = client.CustomObjectsApi(api)

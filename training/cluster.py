@@ -30,7 +30,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
 
-from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.api import make_api_client
+from odh.training.cluster.client import ClusterClient
 from training.accounts import session
 
 log = logging.getLogger("training.cluster")

@@ -12,7 +12,8 @@ import pytest
 from kubernetes import client as k8s
 
 from odh.training import errors
-from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.api import make_api_client
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import KINDS, MPIJOB
 from odh.training.overviews import cluster as capacity
 from tests import reference, simcluster_process

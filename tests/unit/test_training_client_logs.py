@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 
-from odh.training.cluster.client import (
-    MAX_LINE_BYTES,
-    READ_LOG_LIMIT_BYTES,
-    ClusterClient,
-    LogFollow,
-)
+from odh.training.cluster.client import ClusterClient
+from odh.training.cluster.logstreams import MAX_LINE_BYTES, READ_LOG_LIMIT_BYTES, LogFollow
 
 
 class FakeResponse:
@@ -99,7 +95,7 @@ def test_a_download_closed_from_another_thread_ends_its_blocked_read():
     the body from another thread while a worker thread waits for the next chunk."""
     import threading
 
-    from odh.training.cluster.client import LogChunks
+    from odh.training.cluster.logstreams import LogChunks
 
     reading, shut = threading.Event(), threading.Event()
 

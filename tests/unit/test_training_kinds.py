@@ -208,7 +208,7 @@ def test_the_mpijob_and_the_trainjob_are_created_here_and_in_the_wizard():
 
 
 def test_a_pod_names_its_job_by_its_operators_label_or_its_jobsets():
-    from odh.training.cluster.client import other_pods_selector
+    from odh.training.cluster.jobcalls import other_pods_selector
     from odh.training.kinds import pod_job_labels, pod_job_name
 
     assert pod_job_labels() == ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name")

@@ -38,7 +38,8 @@ from django.utils.translation import gettext as _
 
 from odh.training import errors
 from odh.training.cluster.access import Access
-from odh.training.cluster.client import ClusterClient, is_namespace_name, is_object_name
+from odh.training.cluster.api import is_namespace_name, is_object_name
+from odh.training.cluster.client import ClusterClient
 from odh.training.logs.logstreams import RENEW_SECONDS, split_line
 from training.live.hub.groups import CONTROL_GROUP, logs_group
 from training.live.hub.languages import in_viewer_language

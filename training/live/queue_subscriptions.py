@@ -24,7 +24,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from odh.training.cluster.access import Access
-from odh.training.cluster.client import ClusterClient, is_namespace_name
+from odh.training.cluster.api import is_namespace_name
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import KINDS as JOB_KINDS
 from training.live.hub.groups import QUEUES_GROUP
 from training.live.hub.languages import in_viewer_language

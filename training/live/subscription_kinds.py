@@ -21,7 +21,8 @@ from django.utils.translation import gettext as _
 
 from odh.training import errors
 from odh.training.cluster.access import GET_JOBS, Access
-from odh.training.cluster.client import ClusterClient, is_namespace_name, is_object_name
+from odh.training.cluster.api import is_namespace_name, is_object_name
+from odh.training.cluster.client import ClusterClient
 from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
 from odh.training.kinds import JobKind

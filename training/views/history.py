@@ -18,7 +18,8 @@ from django.views.decorators.http import require_GET
 
 from odh.training import errors
 from odh.training.cluster.access import Access
-from odh.training.cluster.client import ClusterClient, is_namespace_name
+from odh.training.cluster.api import is_namespace_name
+from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import KINDS, JobKind
 from odh.training.spec import ManifestError, read_manifest
 from training.cluster import user_client

@@ -24,7 +24,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.cluster.client import ClusterClient, LogChunks
+from odh.training.cluster.client import ClusterClient
+from odh.training.cluster.logstreams import LogChunks
 from odh.training.logs.logstreams import split_line
 from odh.training.status import queries
 from odh.training.status.summarize import JobStatus, job_pods

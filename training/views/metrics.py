@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
-from odh.training.cluster.client import is_namespace_name, is_object_name
+from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
 from odh.training.status.summary import JobStatus, JobSummary

@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from odh.training import errors
-from odh.training.cluster.client import ClusterClient, Obj
+from odh.training.cluster.api import Obj
+from odh.training.cluster.client import ClusterClient
 from odh.training.i18n import _
 from odh.training.kinds import JobKind
 

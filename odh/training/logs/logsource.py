@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from odh.training import errors
-from odh.training.cluster.client import ClusterClient, LogFollow
+from odh.training.cluster.client import ClusterClient
+from odh.training.cluster.logstreams import LogFollow
 
 PodKey = tuple[str, str, str]  # namespace, pod, container ("" = the pod's only container)
 

@@ -14,7 +14,8 @@ import pytest
 from django.urls import reverse
 from kubernetes import client as k8s
 
-from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.api import make_api_client
+from odh.training.cluster.client import ClusterClient
 from tests.dashboard_support import (
     log_in_at_openshift,
     register_redirect_uri,

@@ -321,8 +321,8 @@ def test_the_download_under_a_synchronous_server_is_a_plain_stream(alice):
 
 def test_a_log_cut_at_the_byte_limit_says_so(alice, monkeypatch):
     """The tail is read with limitBytes; a log that reaches it is shown with a note."""
-    from odh.training.cluster import client as cluster_client
-    monkeypatch.setattr(cluster_client, "READ_LOG_LIMIT_BYTES", 2000)
+    from odh.training.cluster import logstreams
+    monkeypatch.setattr(logstreams, "READ_LOG_LIMIT_BYTES", 2000)
     body = alice.get(BERT, {"tab": "logs"}).content.decode()
     lines = _log_lines(body)
     assert 0 < len(lines) < 30  # 2000 bytes of it

@@ -39,7 +39,8 @@ def start_cluster(tmp_path_factory, name: str, scenario: str = SCENARIO, speed: 
 
 def dashboard_client(cluster: simcluster_process.SimCluster):
     """A ClusterClient with the dashboard's service-account token, as the hub makes it."""
-    from odh.training.cluster.client import ClusterClient, make_api_client
+    from odh.training.cluster.api import make_api_client
+    from odh.training.cluster.client import ClusterClient
 
     return ClusterClient(make_api_client(cluster.api_url, cluster.token("dashboard"),
                                          str(cluster.ca_file)))

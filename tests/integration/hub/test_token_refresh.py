@@ -16,7 +16,8 @@ import yaml
 from django.test import override_settings
 
 from odh.training import errors
-from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.api import make_api_client
+from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from tests.integration.hub.conftest import start_cluster
 from tests.training_jobs import Jobs, mpijob

@@ -34,7 +34,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from odh.training.cluster.client import ClusterClient, is_namespace_name, is_object_name
+from odh.training.cluster.api import is_namespace_name, is_object_name
+from odh.training.cluster.client import ClusterClient
 from odh.training.logs.logstreams import KubeLogSource, LogStreams, PodKey
 from training.live.hub.groups import CONTROL_GROUP, logs_group
 from training.live.hub.languages import RENEW as LANGUAGE_RENEW

@@ -26,8 +26,9 @@ import logging
 from collections.abc import Callable
 
 from odh.training.capacity.allocation import held_part
-from odh.training.cluster.client import ClusterClient, other_pods_selector
+from odh.training.cluster.client import ClusterClient
 from odh.training.cluster.compact import compact
+from odh.training.cluster.jobcalls import other_pods_selector
 from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from odh.training.kinds import JobKind, pod_job_labels
 from odh.training.status.jobindex import JobIndex, may_concern_training_job

@@ -8,7 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 from django.test import Client
 from django.urls import reverse
 
-from odh.training.cluster.client import ClusterClient, make_api_client
+from odh.training.cluster.api import make_api_client
+from odh.training.cluster.client import ClusterClient
 from tests.dashboard_support import session_token, sign_in
 from tests.integration.dashboard.wizard.wizard_flow import (
     draft,
