@@ -101,3 +101,19 @@ def test_no_module_outside_the_kinds_names_a_kind_or_its_spec_class():
     assert not found, ("ask the registry and the kind instead (odh.training.kinds: "
                        "default_kind(), kind.new_spec(), kind.read_manifest()...): "
                        + ", ".join(found))
+
+
+def test_the_command_line_keeps_no_table_by_kind():
+    """`odh training create` asks the kind how it speaks of its jobs (JobKind.command_line:
+    its own flags, its fields' flags and manifest paths): nothing in odh/training/cli is
+    keyed by a kind's name, nor probes a spec's fields to tell its kind (hasattr)."""
+    found = []
+    for path in sorted((ROOT / "odh" / "training" / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            keyed = isinstance(node, ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value in NAMES for k in node.keys)
+            probes = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "hasattr"
+            if keyed or probes:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "ask the kind (JobKind.command_line): " + ", ".join(found)

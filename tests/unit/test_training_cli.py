@@ -281,3 +281,47 @@ def test_a_client_dry_run_takes_the_project_from_the_kubeconfig(capsys, tmp_path
                          "--dry-run=client", *COMMAND)
     assert code == 0, err
     assert yaml.safe_load(out)["metadata"]["namespace"] == "team-cv"
+
+
+def test_a_trainjobs_own_flags_make_it_and_another_kinds_job_refuses_them(capsys):
+    """The flags only a kind's jobs take come from the kind (JobKind.command_line)."""
+    code, out, err = run(capsys, "training", "create", "trainjob", "pi", "-n", "team-nlp",
+                         "--image", "i:1", "--runtime", "torch-distributed", "--runtime-kind",
+                         "TrainingRuntime", "--procs-per-node", "2", "--nodes", "3",
+                         "--dry-run=client")
+    assert code == 0, err
+    spec = yaml.safe_load(out)["spec"]
+    assert spec["runtimeRef"]["name"] == "torch-distributed"
+    assert spec["runtimeRef"]["kind"] == "TrainingRuntime"
+    assert (spec["trainer"]["numNodes"], spec["trainer"]["numProcPerNode"]) == (3, 2)
+
+    code, _out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                          "--image", "i:1", "--runtime", "r", "--procs-per-node", "2",
+                          "--dry-run=client", *COMMAND)
+    assert code == 2
+    assert err == ("error: --runtime, --procs-per-node: a TrainJob's (odh training create "
+                   "trainjob ...); an MPIJob has no runtime.\n")
+
+
+def test_what_a_job_cannot_be_created_without_is_its_kinds(capsys):
+    code, _out, err = run(capsys, "training", "create", "trainjob", "pi", "-n", "team-nlp")
+    assert code == 2
+    assert err == ("error: Missing --image: e.g. odh training create trainjob pi --runtime "
+                   "mpi-distributed --nodes 2 --gpus 1 --image quay.io/team/pi:1.0\n")
+    code, _out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                          "--image", "i:1")
+    assert code == 2
+    assert err.startswith("error: Missing --command: e.g. odh training create mpijob bert ")
+
+
+@pytest.mark.parametrize(("slug", "from_file", "named"), [
+    ("mpijob", "", "--workers"), ("mpijob", "job.yaml", "spec.mpiReplicaSpecs.Worker.replicas"),
+    ("trainjob", "", "--nodes"), ("trainjob", "job.yaml", "spec.trainer.numNodes")])
+def test_a_problem_is_named_as_the_kind_names_the_field(slug, from_file, named):
+    from odh.training.cli.creating import where
+    from odh.training.findings import FieldError
+    from odh.training.kinds import kind_for_slug
+
+    assert where(FieldError("workers", "m"), from_file, kind_for_slug(slug)) == named
+    assert where(FieldError("env[2].name", "m"), "", kind_for_slug(slug)) == "--env"
+    assert where(FieldError("no_such", "m"), from_file, kind_for_slug(slug)) == "no_such"

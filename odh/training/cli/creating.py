@@ -1,5 +1,7 @@
-"""`odh training create mpijob`: the spec from flags or a manifest, and the wizard's words
-for what is wrong with it, named as the person wrote it (a flag, or a manifest field)."""
+"""`odh training create`: the spec from flags or a manifest, and the wizard's words for what
+is wrong with it, named as the person wrote it (a flag, or a manifest field). What differs
+by kind (its own flags, its manifest's fields, what it cannot do without) the kind says
+(`JobKind.command_line`)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ from odh.training.capacity.fit import Fix
 from odh.training.checks.syntax import read_pairs
 from odh.training.findings import FieldError
 from odh.training.i18n import _
-from odh.training.kinds import JobKind
+from odh.training.kinds import JobKind, command_line_flags, creatable_kinds
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.quantity import parse_quantity
 from odh.training.spec import EnvVar, JobSpec
 
-# what a person typed on the command line, by the spec attribute a finding names
+# what a person typed on the command line, by the spec attribute a finding names (a kind
+# may name some its own way: JobKind.command_line)
 FLAGS = {
     "name": "NAME", "namespace": "--namespace", "image": "--image", "command": "--command",
     "workers": "--workers", "cpu_per_worker": "--cpu-per-worker",
@@ -28,47 +31,6 @@ FLAGS = {
     "queue_name": "--queue", "labels": "--label", "annotations": "--annotation",
     "image_pull_secret": "--image-pull-secret",
 }
-_WORKER = "spec.mpiReplicaSpecs.Worker"
-_LAUNCHER = "spec.mpiReplicaSpecs.Launcher"
-_CONTAINER = ".template.spec.containers[0]"
-# ... and where that setting sits in an MPIJob manifest given with -f
-MANIFEST_FIELDS = {
-    "name": "metadata.name", "namespace": "metadata.namespace",
-    "image": _LAUNCHER + _CONTAINER + ".image", "worker_image": _WORKER + _CONTAINER + ".image",
-    "command": _LAUNCHER + _CONTAINER + ".command", "workers": _WORKER + ".replicas",
-    "cpu_per_worker": _WORKER + _CONTAINER + ".resources (cpu)",
-    "memory_per_worker": _WORKER + _CONTAINER + ".resources (memory)",
-    "gpus_per_worker": _WORKER + _CONTAINER + ".resources (nvidia.com/gpu)",
-    "launcher_cpu": _LAUNCHER + _CONTAINER + ".resources (cpu)",
-    "launcher_memory": _LAUNCHER + _CONTAINER + ".resources (memory)",
-    "slots_per_worker": "spec.slotsPerWorker", "mpi_implementation": "spec.mpiImplementation",
-    "env": _LAUNCHER + _CONTAINER + ".env", "volumes": _WORKER + ".template.spec.volumes",
-    "node_selector": _WORKER + ".template.spec.nodeSelector",
-    "tolerations": _WORKER + ".template.spec.tolerations",
-    "priority_class": _WORKER + ".template.spec.priorityClassName",
-    "queue_name": "metadata.labels (kueue.x-k8s.io/queue-name)",
-    "clean_pod_policy": "spec.runPolicy.cleanPodPolicy",
-    "ttl_seconds_after_finished": "spec.runPolicy.ttlSecondsAfterFinished",
-    "backoff_limit": "spec.runPolicy.backoffLimit", "labels": "metadata.labels",
-    "annotations": "metadata.annotations",
-    "launcher_creation_policy": "spec.launcherCreationPolicy",
-}
-# a kind's own flags and manifest fields, by its slug, where they differ from the MPIJob's
-_TRAINER = "spec.trainer"
-KIND_FLAGS = {"trainjob": {
-    "workers": "--nodes", "slots_per_worker": "--procs-per-node", "runtime": "--runtime",
-    "runtime_kind": "--runtime-kind", "cpu_per_worker": "--cpu", "memory_per_worker": "--memory",
-    "gpus_per_worker": "--gpus"}}
-KIND_MANIFEST_FIELDS = {"trainjob": {
-    "image": _TRAINER + ".image", "command": _TRAINER + ".command", "env": _TRAINER + ".env",
-    "workers": _TRAINER + ".numNodes", "slots_per_worker": _TRAINER + ".numProcPerNode",
-    "cpu_per_worker": _TRAINER + ".resourcesPerNode (cpu)",
-    "memory_per_worker": _TRAINER + ".resourcesPerNode (memory)",
-    "gpus_per_worker": _TRAINER + ".resourcesPerNode (nvidia.com/gpu)",
-    "runtime": "spec.runtimeRef.name", "runtime_kind": "spec.runtimeRef.kind",
-    "volumes": "spec.podSpecOverrides (volumes)",
-    "node_selector": "spec.podSpecOverrides (nodeSelector)",
-    "tolerations": "spec.podSpecOverrides (tolerations)"}}
 # a fix's change -> the flag that makes it
 FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
              "cpu_per_worker": "--cpu-per-worker", "memory_per_worker": "--memory-per-worker",
@@ -82,19 +44,13 @@ class UsageError(Exception):
     """Bad input on the command line; the message says how to fix it."""
 
 
-def is_trainjob(spec: JobSpec) -> bool:
-    """A spec that runs on a Trainer runtime (it names one)."""
-    return hasattr(spec, "runtime_kind")
-
-
-def where(problem: FieldError, from_file: str, kind: JobKind | None = None) -> str:
-    """The flag (or, for a manifest, the field) a finding is about, for a job of `kind`."""
+def where(problem: FieldError, from_file: str, kind: JobKind) -> str:
+    """The flag (or, for a manifest, the field) a finding is about, for a job of `kind`
+    (the kind says where it names a field its own way: JobKind.command_line)."""
     head, sep, rest = problem.field.partition("[")
-    slug = kind.slug if kind is not None else ""
-    if from_file:
-        return {**MANIFEST_FIELDS, **KIND_MANIFEST_FIELDS.get(slug, {})}.get(
-            head, head + sep + rest)
-    return {**FLAGS, **KIND_FLAGS.get(slug, {})}.get(head, head + sep + rest)
+    said = kind.command_line
+    named = said.manifest_field(head) if from_file else said.flag_for(head) or FLAGS.get(head)
+    return named or head + sep + rest
 
 
 def fix_flags(fix: Fix) -> str:
@@ -188,20 +144,13 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                                 "kind": kind.label, "slug": spec.kind.slug})
     else:
         spec = kind.new_spec(name=name, image=args.image, command=command)
+        said = spec.kind.command_line
         # what a spec of this kind cannot do without (a TrainJob's runtime has a command)
         missing = [flag for flag, value, needed in (
             ("NAME", name, True), ("--image", args.image, True),
-            ("--command", command, not is_trainjob(spec))) if needed and not value]
-        if missing and is_trainjob(spec):
-            raise UsageError(_(
-                "Missing %(what)s: e.g. odh training create trainjob pi --runtime "
-                "mpi-distributed --nodes 2 --gpus 1 --image quay.io/team/pi:1.0")
-                % {"what": ", ".join(missing)})
+            ("--command", command, said.needs_command)) if needed and not value]
         if missing:
-            raise UsageError(_(
-                "Missing %(what)s: e.g. odh training create mpijob bert --image "
-                "quay.io/team/bert:1.0 --workers 2 --command \"horovodrun -np 2 python "
-                "train.py\"") % {"what": ", ".join(missing)})
+            raise UsageError(str(said.missing) % {"what": ", ".join(missing)})
     if name:
         spec.name = name
     if args.namespace:
@@ -214,18 +163,18 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                               ("launcher_memory", "--launcher-memory", args.launcher_memory)):
         if value is not None:
             setattr(spec, attr, _quantity(flag, value))
-    trainer_flags = {"--runtime": args.runtime, "--runtime-kind": args.runtime_kind,
-                     "--procs-per-node": args.procs_per_node}
-    given = [flag for flag, value in trainer_flags.items() if value is not None]
-    if given and not is_trainjob(spec):
-        raise UsageError(_("%(flags)s: a TrainJob's (odh training create trainjob ...); an "
-                           "%(kind)s has no runtime.") % {"flags": ", ".join(given),
-                                                           "kind": spec.kind.label})
-    if is_trainjob(spec):
-        for attr, value in (("runtime", args.runtime), ("runtime_kind", args.runtime_kind),
-                            ("slots_per_worker", args.procs_per_node)):
-            if value is not None:
-                setattr(spec, attr, value)
+    # the flags only some kinds' jobs take: refused for a job of another kind
+    own = spec.kind.command_line.own_flags
+    given = [f for f in command_line_flags() if getattr(args, f.dest, None) is not None
+             and f not in own]
+    if given:
+        owner = next(k for k in creatable_kinds() if given[0] in k.command_line.own_flags)
+        raise UsageError(str(owner.command_line.not_for_others) % {
+            "flags": ", ".join(f.flag for f in given), "kind": spec.kind.label})
+    for own_flag in own:
+        value = getattr(args, own_flag.dest, None)
+        if value is not None:
+            setattr(spec, own_flag.field, value)
     settings: dict[str, Any] = {
         "workers": args.workers, "gpus_per_worker": args.gpus,
         "slots_per_worker": args.slots_per_worker,

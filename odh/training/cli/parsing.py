@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 
 from odh.training.i18n import _
-from odh.training.kinds import KINDS
+from odh.training.kinds import KINDS, command_line_flags, default_kind
 
 VERBS = ("create", "get", "list", "describe", "logs", "wait", "suspend", "resume", "delete")
 # kubectl's spellings of a type: "mpijob", "mpijobs", "MPIJob"
@@ -79,16 +79,9 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                               'train.py" (or give it after --)'))
         p.add_argument("--workers", "--nodes", dest="workers", type=int, default=None,
                        help=_("number of Workers (a TrainJob's nodes: --nodes)"))
-        p.add_argument("--runtime", default=None,
-                       help=_("TrainJob: the runtime it runs on, e.g. mpi-distributed or "
-                              "torch-distributed (odh training list runtimes)"))
-        p.add_argument("--runtime-kind", default=None,
-                       choices=["ClusterTrainingRuntime", "TrainingRuntime"],
-                       help=_("TrainJob: the runtime's kind (default: "
-                              "ClusterTrainingRuntime, the cluster's)"))
-        p.add_argument("--procs-per-node", type=int, default=None,
-                       help=_("TrainJob: processes per node (numProcPerNode; default: the "
-                              "runtime's)"))
+        for flag in command_line_flags():  # those only some kinds' jobs take
+            p.add_argument(flag.flag, default=None, choices=list(flag.choices) or None,
+                           type=int if flag.whole_number else None, help=str(flag.help))
         p.add_argument("--gpu-per-worker", "--gpus", dest="gpus", type=int, default=None,
                        help=_("GPUs per Worker"))
         p.add_argument("--cpu-per-worker", "--cpu", dest="cpu", default=None,
@@ -212,7 +205,7 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     args.verb = head.verb
     args.training_command = training_command
     target = list(args.target)
-    kind = args.type or "mpijob"
+    kind = args.type or default_kind().slug
     args.kind_given = bool(args.type)
     if target and target[0].lower() in TYPE_WORDS:
         kind = TYPE_WORDS[target.pop(0).lower()]

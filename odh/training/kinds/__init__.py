@@ -12,6 +12,7 @@ from odh.training.kinds.base import (
     QUEUE_LABEL,
     JobKind,
 )
+from odh.training.kinds.commandline import KindFlag
 from odh.training.kinds.jobspec import JobSpec, ManifestError
 from odh.training.kinds.mpijob import MPIJOB
 from odh.training.kinds.pytorchjob import PYTORCHJOB
@@ -21,10 +22,9 @@ from odh.training.kinds.trainjob.runtimes import Runtime, Runtimes, read_runtime
 
 __all__ = ["CREATED_BY_ANNOTATION", "KINDS", "MPIJOB", "PRIORITY_LABEL", "PYTORCHJOB",
            "QUEUE_LABEL", "TFJOB", "TRAINJOB", "JobKind", "JobSpec", "ManifestError", "Runtime",
-           "Runtimes",
-           "creatable_kinds", "default_kind", "kind_for_manifest", "kind_for_object",
-           "kind_for_slug", "pod_job_labels", "pod_job_name", "read_runtimes",
-           "wizard_kinds"]
+           "Runtimes", "command_line_flags", "creatable_kinds", "default_kind",
+           "kind_for_manifest", "kind_for_object", "kind_for_slug", "pod_job_labels",
+           "pod_job_name", "read_runtimes", "wizard_kinds"]
 
 KINDS: dict[str, JobKind] = {k.slug: k for k in (MPIJOB, PYTORCHJOB, TFJOB, TRAINJOB)}
 
@@ -55,6 +55,14 @@ def kind_counted_by(quota_key: str) -> JobKind | None:
 def creatable_kinds() -> list[JobKind]:
     """The kinds the dashboard creates (the wizard, clone, retry, import, the SDK, the CLI)."""
     return [k for k in KINDS.values() if k.creatable]
+
+
+def command_line_flags() -> list[KindFlag]:
+    """The flags of `odh training create` only some kinds' jobs take (a TrainJob's
+    --runtime), each once, in the kinds' order: the parser offers them all, and a job of a
+    kind that does not take one refuses it."""
+    return list({f.flag: f for k in creatable_kinds()
+                 for f in k.command_line.own_flags}.values())
 
 
 def wizard_kinds() -> list[JobKind]:

@@ -13,12 +13,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odh.training.i18n import LazyText, _, gettext_lazy
 from odh.training.kinds.jobspec import JobSpec, ManifestError, SpecModel
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE, container_requests
+
+if TYPE_CHECKING:
+    from odh.training.kinds.commandline import CommandLine
 
 # Who created a job, as the OpenShift AI dashboard records it on the object.
 CREATED_BY_ANNOTATION = "opendatahub.io/username"
@@ -150,6 +153,12 @@ class JobKind:
     def clone_spec(self, spec: JobSpec, new_name: str) -> JobSpec:
         """A copy under a new name, ready to create (server-written state dropped)."""
         return self._model().clone(spec, new_name)
+
+    @property
+    def command_line(self) -> CommandLine:
+        """How `odh training create` speaks of this kind's jobs: its own flags, its fields'
+        flags and manifest paths, what it cannot be created without."""
+        return self._model().command_line
 
     def sets(self, field: str) -> bool:
         """Whether a person sets this field of the spec for this kind's jobs, so that a fix

@@ -14,11 +14,12 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from odh.training.kinds.base import JobKind
+    from odh.training.kinds.commandline import CommandLine
 
 
 class ManifestError(ValueError):
@@ -160,3 +161,5 @@ class SpecModel:
     # shared fields the spec carries for the shared readers but a person does not set for
     # this kind (its runtime does): the wizard does not ask for them
     unset_fields: frozenset[str] = frozenset()
+    # how `odh training create` speaks of the kind's jobs (its flags, its manifest's fields)
+    command_line: CommandLine = field(kw_only=True)

@@ -1,6 +1,7 @@
 """The TrainJob kind: what it is (kind.py), the spec people fill in (model.py), the
 trainer.kubeflow.org/v1alpha1 manifest built from it and read back (manifest.py), its own
-rules (rules.py) and the runtimes it runs on (runtimes.py).
+rules (rules.py), the runtimes it runs on (runtimes.py) and how the command line speaks of
+it (commandline.py).
 
 Created by the wizard (its runtime chosen on the Configuration step, its nodes on
 Resources), its clones, retries and imports, the SDK and the CLI: all through the one
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from odh.training.kinds.base import JOBSET_NAME_LABEL
 from odh.training.kinds.jobspec import SpecModel
+from odh.training.kinds.trainjob.commandline import COMMAND_LINE
 from odh.training.kinds.trainjob.kind import GROUP, KIND, VERSION, TrainJobKind
 from odh.training.kinds.trainjob.manifest import build_manifest, clone_spec, read_manifest
 from odh.training.kinds.trainjob.model import TrainJobSpec
@@ -28,6 +30,7 @@ TRAINJOB = TrainJobKind(
                          own_fields=OWN_FIELDS, sizes_launcher=False,
                          cluster_rules=(check_runtime,),
                          unset_fields=frozenset({"launcher_cpu", "launcher_memory",
-                                                 "priority_class"})),
+                                                 "priority_class"}),
+                         command_line=COMMAND_LINE),
 )
 TrainJobSpec.kind = TRAINJOB
