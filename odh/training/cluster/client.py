@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kubernetes import client as k8s
 
+from odh.training import errors
 from odh.training.cluster.api import Obj, require_names
 from odh.training.cluster.jobcalls import JobCalls
 from odh.training.cluster.kueue import KueueReads
@@ -59,14 +60,14 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
 
     # -- the prices the dashboard publishes (odh.training.cost) ---------------------------
     def get_config_map(self, namespace: str, name: str) -> Obj:
-        _require_names(namespace, name, "ConfigMap")
+        require_names(namespace, name, "ConfigMap")
         return self._call(self.core.read_namespaced_config_map, name, namespace,
                           namespace=namespace)
 
     def put_config_map(self, namespace: str, name: str, data: dict[str, str],
                        labels: dict[str, str] | None = None) -> Obj:
         """Create the ConfigMap, or replace its data if it is there."""
-        _require_names(namespace, name, "ConfigMap")
+        require_names(namespace, name, "ConfigMap")
         body = {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
                 "data": data}
