@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from odh.training import webhooks
 from odh.training.cluster.access import Access
-from odh.training.cluster.client import is_namespace_name, is_object_name
+from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import default_kind
 from training import notifications
 from training.accounts import session

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from odh.training import errors
 from odh.training.cluster.access import Access
-from odh.training.cluster.client import is_namespace_name
+from odh.training.cluster.api import is_namespace_name
 from odh.training.overviews.projects import jobs_by_status, quota_parts
 from odh.training.status import queries
 from odh.training.status.summary import JobStatus
