@@ -276,6 +276,9 @@ DASHBOARD_URL = env_url("DASHBOARD_URL", "http://127.0.0.1:8000")
 # Webhooks go to public https addresses only; these hosts, addresses and CIDRs are allowed
 # besides (plain http too): "127.0.0.1,10.0.0.0/8,hooks.internal" (odh/training/webhooks.py).
 NOTIFY_WEBHOOK_ALLOW = env_list("NOTIFY_WEBHOOK_ALLOW")
+# how often the watcher looks for signs to tell before a job ends (Pending too long, a
+# possible hang, a restart, the early warnings): training/live/hub/signs.py
+NOTIFY_SIGNS_SECONDS = env_int("NOTIFY_SIGNS_SECONDS", 30, minimum=1)
 # Email through Django's framework: SMTP from EMAIL_HOST etc., or another backend (the demo
 # writes files: django.core.mail.backends.filebased.EmailBackend into EMAIL_FILE_PATH).
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

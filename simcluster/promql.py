@@ -7,7 +7,8 @@ never answered wrongly):
 - instant vector selectors with label matchers `=`, `!=`, `=~`, `!~`
   (`DCGM_FI_DEV_GPU_UTIL{namespace="team-nlp", pod=~"train-.*"}`, `{__name__="up"}`);
 - range selectors (`x[5m]`; durations `ms s m h d w y`, combinable as `1h30m`) as the
-  argument of `rate`, `irate`, `increase`, `avg_over_time`, `max_over_time`
+  argument of `rate`, `irate`, `increase`, `avg_over_time`, `max_over_time`,
+  `min_over_time`
   (or alone at the top of an instant query, which returns the raw samples);
 - aggregations `sum`, `avg`, `max`, `min`, `count` with `by (...)` or `without (...)`,
   written before or after the argument;
@@ -29,7 +30,8 @@ from dataclasses import dataclass, field
 
 from simcluster.promql_lexer import PromQLError, Token, parse_duration, tokenize, where
 
-SUPPORTED_FUNCTIONS = ("rate", "irate", "increase", "avg_over_time", "max_over_time")
+SUPPORTED_FUNCTIONS = ("rate", "irate", "increase", "avg_over_time", "max_over_time",
+                       "min_over_time")
 SUPPORTED_AGGREGATIONS = ("sum", "avg", "max", "min", "count")
 
 # Real PromQL names this subset refuses with a clear message (anything else is unknown).
@@ -42,7 +44,7 @@ OTHER_FUNCTIONS = {
     "double_exponential_smoothing", "exp", "floor", "histogram_avg", "histogram_count",
     "histogram_fraction", "histogram_quantile", "histogram_stddev", "histogram_stdvar",
     "histogram_sum", "holt_winters", "hour", "idelta", "info", "label_join", "label_replace",
-    "last_over_time", "ln", "log10", "log2", "mad_over_time", "min_over_time", "minute",
+    "last_over_time", "ln", "log10", "log2", "mad_over_time", "minute",
     "month", "pi", "predict_linear", "present_over_time", "quantile_over_time", "rad",
     "resets", "round", "scalar", "sgn", "sin", "sinh", "sort", "sort_by_label",
     "sort_by_label_desc", "sort_desc", "sqrt", "stddev_over_time", "stdvar_over_time",

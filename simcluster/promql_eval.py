@@ -312,6 +312,11 @@ def _range_function(func: str, stamps: list[float], values: list[float], start: 
             return None
         real = [v for v in values if not math.isnan(v)]
         return max(real) if real else math.nan
+    if func == "min_over_time":
+        if not values:
+            return None
+        real = [v for v in values if not math.isnan(v)]
+        return min(real) if real else math.nan
     if len(values) < 2:
         return None
     if func == "irate":

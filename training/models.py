@@ -415,6 +415,12 @@ class KeptEvidence(models.Model):
 # the statuses a subscription may ask to hear of, in the order the form shows them
 NOTIFY_STATUSES = ("Failed", "Succeeded", "Running", "Pending", "Suspended")
 DEFAULT_NOTIFY_STATUSES = ["Failed", "Succeeded"]
+# the signs a subscription may also ask to hear of (odh/training/signs.py), in the form's
+# order: "warnings" are the early warnings before a failure (memory near its limit, an ETA
+# past the deadline, a possible hang with idle GPUs)
+NOTIFY_SIGNALS = ("pending", "hang", "restart", "warnings")
+SIGNALS_WANTED = {"pending": ("pending",), "hang": ("hang",), "restart": ("restart",),
+                  "warnings": ("hang", "memory", "deadline")}
 
 
 class NotificationSubscription(models.Model):
@@ -435,6 +441,9 @@ class NotificationSubscription(models.Model):
     kind = models.CharField(max_length=63, blank=True)
     job = models.CharField(max_length=253, blank=True)
     statuses = models.JSONField(default=list)
+    # NOTIFY_SIGNALS asked for; "pending" with pending_minutes (N)
+    signals = models.JSONField(default=list, blank=True)
+    pending_minutes = models.PositiveIntegerField(null=True, blank=True)
     in_dashboard = models.BooleanField(default=True)
     email = models.EmailField(max_length=254, blank=True)
     webhook_url = models.CharField(max_length=2000, blank=True)
@@ -451,10 +460,42 @@ class NotificationSubscription(models.Model):
     def __str__(self) -> str:
         return f"{self.username}: {self.scope} {self.project}/{self.job}"
 
+    def wants(self, signal: str) -> bool:
+        """Whether it asked to hear of this sign (odh.training.signs' names)."""
+        return any(signal in SIGNALS_WANTED.get(asked, ()) for asked in self.signals or [])
+
+
+class JobSignal(models.Model):
+    """One occurrence of a sign worth telling before a job ends (odh/training/signs.py): a
+    job Pending past N minutes, a possible hang, a restart, an early warning. Claimed once
+    per (uid, signal, key), whichever watcher saw it first; its notifications are queued in
+    the same transaction (training/notifications.py), as a transition's are."""
+
+    uid = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=253)
+    kind = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    created_by = models.CharField(max_length=253, blank=True)
+    status = models.CharField(max_length=16)  # the job's status when it was seen
+    signal = models.CharField(max_length=16)
+    key = models.CharField(max_length=300)
+    at = models.DateTimeField()
+    headline = models.CharField(max_length=500)
+    advice = models.CharField(max_length=1000, blank=True)
+    recorded = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-recorded", "-id"]
+        constraints = [models.UniqueConstraint(fields=["uid", "signal", "key"],
+                                               name="job_signal_once")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}: {self.signal} {self.key}"
+
 
 class NotificationDelivery(models.Model):
-    """One message to send: a transition through one channel of one subscription (or a
-    test, without a transition). Queued in the transaction that records the transition,
+    """One message to send: a transition (or a sign, `signal`) through one channel of one
+    subscription (or a test, without either). Queued in the transaction that records the transition,
     so once per transition; sent by the watcher's process, each attempt claimed first
     (`claimed_until`, a conditional update) so that two watchers never send it twice."""
 
@@ -473,6 +514,7 @@ class NotificationDelivery(models.Model):
                                      related_name="deliveries")
     transition = models.ForeignKey(JobTransition, null=True, blank=True,
                                    on_delete=models.CASCADE)
+    signal = models.ForeignKey(JobSignal, null=True, blank=True, on_delete=models.CASCADE)
     channel = models.CharField(max_length=10, choices=Channel.choices)
     state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
@@ -487,7 +529,11 @@ class NotificationDelivery(models.Model):
         ordering = ["-created", "-id"]
         constraints = [models.UniqueConstraint(
             fields=["subscription", "transition", "channel"],
-            condition=models.Q(transition__isnull=False), name="notification_delivery_once")]
+            condition=models.Q(transition__isnull=False), name="notification_delivery_once"),
+            models.UniqueConstraint(
+                fields=["subscription", "signal", "channel"],
+                condition=models.Q(signal__isnull=False),
+                name="notification_delivery_signal_once")]
         indexes = [models.Index(fields=["next_attempt"],
                                 condition=models.Q(state="queued"),
                                 name="notification_delivery_due_idx")]

@@ -15,6 +15,10 @@ still see the job.
   transaction (exactly once); an email or a webhook whose sending was cut between the
   receiver's answer and the record of it is sent again (at least once: the webhook's
   `X-ODH-Delivery` header names the delivery, for receivers that want to drop repeats).
+- Signs: a job Pending longer than a person's N minutes, a possible hang, a restart, and
+  the early warnings before a failure (odh/training/signs.py) are claimed by the watcher
+  as a `JobSignal` per occurrence (training/live/hub/signs.py), and `queue_for_signal`
+  queues their deliveries in that transaction: once per occurrence, like a transition's.
 - Checked: before each send, a SubjectAccessReview asks, with the dashboard's own
   service account, whether the person (as their groups were when they subscribed) may
   still get the job; if not, nothing is sent.
@@ -46,6 +50,7 @@ from django.utils.translation import gettext as _
 from odh.training import webhooks
 from odh.training.kinds import KINDS, JobKind
 from training.models import (
+    JobSignal,
     JobTransition,
     Notification,
     NotificationDelivery,
@@ -60,6 +65,9 @@ RETRY_MAX = timedelta(hours=1)
 GIVE_UP_AFTER = timedelta(days=1)
 TEST_EVENT = "test"
 TRANSITION_EVENT = "job.transition"
+SIGNAL_EVENTS = {"pending": "job.pending_long", "hang": "job.possible_hang",
+                 "restart": "job.restarted", "memory": "job.memory_near_limit",
+                 "deadline": "job.deadline_at_risk"}
 _LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 T = TypeVar("T")
 Channel = NotificationDelivery.Channel
@@ -90,15 +98,34 @@ def channels_of(subscription: NotificationSubscription) -> list[str]:
 
 
 # -- queueing ---------------------------------------------------------------------------------
-def subscribers(transition: JobTransition) -> QuerySet[NotificationSubscription]:
-    """The active subscriptions a transition concerns (its status among theirs is checked
-    by the caller: JSON lookups differ between databases)."""
+def subscribers(event: JobTransition | JobSignal) -> QuerySet[NotificationSubscription]:
+    """The active subscriptions a transition (or a sign) concerns (its status or signal
+    among theirs is checked by the caller: JSON lookups differ between databases)."""
     Scope = NotificationSubscription.Scope
     return NotificationSubscription.objects.filter(active=True).filter(
-        Q(scope=Scope.MINE, username=transition.created_by) |
-        Q(scope=Scope.PROJECT, project=transition.namespace) |
-        Q(scope=Scope.JOB, project=transition.namespace, kind=transition.kind,
-          job=transition.name)).exclude(username="")
+        Q(scope=Scope.MINE, username=event.created_by) |
+        Q(scope=Scope.PROJECT, project=event.namespace) |
+        Q(scope=Scope.JOB, project=event.namespace, kind=event.kind,
+          job=event.name)).exclude(username="")
+
+
+def wants_signal(subscription: NotificationSubscription, signal: JobSignal) -> bool:
+    if not subscription.wants(signal.signal) or signal.at < subscription.created:
+        return False  # not asked for, or it happened before the subscription
+    # "Pending longer than N minutes": each N is an occurrence of its own (the key's end)
+    return signal.signal != "pending" or \
+        signal.key.endswith(f"/{subscription.pending_minutes}m")
+
+
+def queue_for_signal(signal: JobSignal, now: datetime | None = None) -> int:
+    """Queue the deliveries of a sign just claimed (in its transaction); how many."""
+    now = now or _utcnow()
+    rows = [NotificationDelivery(subscription=subscription, signal=signal, channel=channel,
+                                 next_attempt=now)
+            for subscription in subscribers(signal) if wants_signal(subscription, signal)
+            for channel in channels_of(subscription)]
+    NotificationDelivery.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
 
 
 def queue_for(transition: JobTransition, now: datetime | None = None) -> int:
@@ -168,24 +195,32 @@ class Message:
     headline: str
     url: str
     text: str
+    label: str = ""  # a sign's name ("Possible hang"); "" for a transition
+    advice: str = ""  # a sign's: what to do
 
     def payload(self) -> dict[str, Any]:
-        return {"event": self.event, "job": self.job, "project": self.project,
-                "kind": self.kind, "from": self.from_status, "to": self.to_status,
-                "at": self.at, "headline": self.headline, "url": self.url, "text": self.text}
+        found = {"event": self.event, "job": self.job, "project": self.project,
+                 "kind": self.kind, "from": self.from_status, "to": self.to_status,
+                 "at": self.at, "headline": self.headline, "url": self.url,
+                 "text": self.text}
+        if self.label:
+            found["advice"] = self.advice
+        return found
 
     def subject(self) -> str:
         if self.event == TEST_EVENT:
             return _("Test notification from the training dashboard")
         return _("%(kind)s %(project)s/%(job)s: %(status)s") % {
             "kind": self.kind, "project": self.project, "job": self.job,
-            "status": self.to_status}
+            "status": self.label or self.to_status}
 
 
 def message_of(delivery: NotificationDelivery, now: datetime) -> Message:
     """The delivery's words, in the site's language."""
     with translation.override(settings.LANGUAGE_CODE):
         t = delivery.transition
+        if t is None and delivery.signal is not None:
+            return _signal_message(delivery.signal)
         if t is None:
             return Message(TEST_EVENT, "", "", "", "", "", now.isoformat(), "", "", _(
                 "A test from the training dashboard: notifications reach this address."))
@@ -201,6 +236,26 @@ def message_of(delivery: NotificationDelivery, now: datetime) -> Message:
             text += f" <{url}|{_('Open the job')}>"
         return Message(TRANSITION_EVENT, t.name, t.namespace, t.kind, t.from_status,
                        t.to_status, t.at.astimezone(UTC).isoformat(), t.headline, url, text)
+
+
+def signal_label(signal: str) -> str:
+    return {"pending": _("Pending too long"), "hang": _("Possible hang"),
+            "restart": _("A pod restarted"), "memory": _("Memory near its limit"),
+            "deadline": _("Deadline at risk")}.get(signal, signal)
+
+
+def _signal_message(sign: JobSignal) -> Message:
+    url = job_url(sign.namespace, sign.kind, sign.name)
+    said = _("%(kind)s %(project)s/%(job)s (%(status)s): %(what)s.") % {
+        "kind": sign.kind, "project": sign.namespace, "job": sign.name,
+        "status": sign.status, "what": sign.headline}
+    text = " ".join(part for part in (said, sign.advice) if part)
+    if url:
+        text += f" <{url}|{_('Open the job')}>"
+    return Message(SIGNAL_EVENTS.get(sign.signal, "job." + sign.signal), sign.name,
+                   sign.namespace, sign.kind, sign.status, sign.status,
+                   sign.at.astimezone(UTC).isoformat(), sign.headline, url, text,
+                   label=signal_label(sign.signal), advice=sign.advice)
 
 
 # -- sending ----------------------------------------------------------------------------------
@@ -224,7 +279,8 @@ class Gone(Permanent):
     """The webhook answered 410 Gone."""
 
 
-def may_see_with_sar(subscription: NotificationSubscription, transition: JobTransition) -> bool:
+def may_see_with_sar(subscription: NotificationSubscription,
+                     transition: JobTransition | JobSignal) -> bool:
     """May the subscriber still get the job? Asked by the dashboard's service account."""
     from training.cluster import service_account_client
 
@@ -301,11 +357,11 @@ def _backoff(attempts: int) -> timedelta:
 
 
 def deliver(pk: int, claim: datetime, *,
-            may_see: Callable[[NotificationSubscription, JobTransition], bool]
+            may_see: Callable[[NotificationSubscription, JobTransition | JobSignal], bool]
             = may_see_with_sar, clock: Callable[[], datetime] = _utcnow) -> str:
     """Send one claimed delivery; its state after."""
     delivery = NotificationDelivery.objects.select_related(
-        "subscription", "transition").filter(pk=pk).first()
+        "subscription", "transition", "signal").filter(pk=pk).first()
     if delivery is None:
         return "gone"
     subscription, now = delivery.subscription, clock()
@@ -317,8 +373,8 @@ def deliver(pk: int, claim: datetime, *,
             return State.SKIPPED
         message = message_of(delivery, now)
         try:
-            if delivery.transition is not None and not may_see(subscription,
-                                                               delivery.transition):
+            event = delivery.transition or delivery.signal
+            if event is not None and not may_see(subscription, event):
                 _finish(pk, claim, state=State.SKIPPED, attempts=attempts, last_error=_(
                     "%(user)s may no longer see this job.") % {"user": subscription.username})
                 return State.SKIPPED

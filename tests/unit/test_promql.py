@@ -131,6 +131,8 @@ def test_over_time_functions():
     source = ListSource(ListSeries({"__name__": "g", "pod": "p"}, points))
     assert values(instant("max_over_time(g[1m])", source=source)) == {("p",): 600.0}
     assert values(instant("avg_over_time(g[1m])", source=source)) == {("p",): 577.5}
+    # the watcher's early warning: memory over 90% of its limit for the whole window
+    assert values(instant("min_over_time(g[1m])", source=source)) == {("p",): 555.0}
 
 
 def test_range_selector_alone_returns_raw_samples():

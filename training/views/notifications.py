@@ -25,6 +25,7 @@ from training.accounts import session
 from training.cluster import user_client
 from training.models import (
     DEFAULT_NOTIFY_STATUSES,
+    NOTIFY_SIGNALS,
     NOTIFY_STATUSES,
     Notification,
     NotificationDelivery,
@@ -37,11 +38,23 @@ Scope = NotificationSubscription.Scope
 LIST_JOBS = Access("list", default_kind().plural, default_kind().group)
 DELIVERIES_SHOWN = 50
 NOTIFICATIONS_SHOWN = 20
+PENDING_MINUTES = (1, 7 * 24 * 60)  # a week at most
 
 
 def status_label(status: str) -> str:
     return {"Failed": _("Failed"), "Succeeded": _("Succeeded"), "Running": _("Running"),
             "Pending": _("Pending"), "Suspended": _("Suspended")}.get(status, status)
+
+
+def signal_choice_label(signal: str, minutes: int | None = None) -> str:
+    """A sign a subscription may ask for, as the form and the list name it."""
+    if signal == "pending":
+        if minutes:
+            return _("Pending longer than %(minutes)d minutes") % {"minutes": minutes}
+        return _("Pending longer than N minutes")
+    return {"hang": _("A possible hang"), "restart": _("A Worker or the Launcher restarted"),
+            "warnings": _("Early warnings: memory near its limit, an ETA past the job's "
+                          "deadline, no log line while the GPUs idle")}.get(signal, signal)
 
 
 class SubscriptionForm(forms.Form):
@@ -51,7 +64,11 @@ class SubscriptionForm(forms.Form):
     project = forms.CharField(label=gettext_lazy("Project"), required=False, max_length=253)
     statuses = forms.MultipleChoiceField(
         label=gettext_lazy("When a job becomes"), widget=forms.CheckboxSelectMultiple,
-        initial=DEFAULT_NOTIFY_STATUSES)
+        initial=DEFAULT_NOTIFY_STATUSES, required=False)
+    signals = forms.MultipleChoiceField(
+        label=gettext_lazy("And when"), widget=forms.CheckboxSelectMultiple, required=False)
+    pending_minutes = forms.CharField(label=gettext_lazy("N (minutes)"), required=False,
+                                      max_length=10)
     in_dashboard = forms.BooleanField(label=gettext_lazy("In the dashboard"), required=False,
                                       initial=True)
     email = forms.CharField(label=gettext_lazy("Email"), required=False, max_length=254)
@@ -61,6 +78,18 @@ class SubscriptionForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["statuses"].choices = [(s, status_label(s)) for s in NOTIFY_STATUSES]
+        self.fields["signals"].choices = [(s, signal_choice_label(s)) for s in NOTIFY_SIGNALS]
+
+    def clean_pending_minutes(self) -> int | None:
+        text = self.cleaned_data.get("pending_minutes", "").strip()
+        if not text:
+            return None
+        low, high = PENDING_MINUTES
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise ValidationError(_("“%(value)s” is not a number of minutes: enter a whole "
+                                    "number from %(low)d to %(high)d, such as 30.")
+                                  % {"value": text[:20], "low": low, "high": high})
+        return int(text)
 
     def clean_project(self) -> str:
         project = self.cleaned_data.get("project", "").strip()
@@ -96,6 +125,14 @@ class SubscriptionForm(forms.Form):
         if data.get("scope") == Scope.PROJECT and not data.get("project") and \
                 "project" not in self.errors:
             self.add_error("project", _("Name the project whose jobs you want to hear of."))
+        if "pending" in data.get("signals", []) and not data.get("pending_minutes") and \
+                "pending_minutes" not in self.errors:
+            self.add_error("pending_minutes", _("Say after how many minutes Pending you want "
+                                                "to be told, such as 30."))
+        if not data.get("statuses") and not data.get("signals") and "statuses" not in \
+                self.errors:
+            self.add_error("statuses", _("Choose at least one thing to be told of: a "
+                                         "status, or one of the signs below."))
         if not (data.get("in_dashboard") or data.get("email") or data.get("webhook_url")) \
                 and not self.errors:
             raise ValidationError(_("Choose at least one way to be told: in the dashboard, "
@@ -129,11 +166,13 @@ def _get_subscription_for_user(request: HttpRequest, pk: int) -> NotificationSub
 def _context(request: HttpRequest, form: SubscriptionForm) -> dict:
     subscriptions = list(_get_subscriptions_for_user(request))
     for subscription in subscriptions:
-        subscription.statuses_text = ", ".join(status_label(s)
-                                               for s in subscription.statuses or [])
+        subscription.statuses_text = ", ".join(
+            [status_label(s) for s in subscription.statuses or []] +
+            [signal_choice_label(s, subscription.pending_minutes)
+             for s in subscription.signals or [] if s in NOTIFY_SIGNALS])
     deliveries = NotificationDelivery.objects.filter(
         subscription__username=_username(request)).select_related(
-        "subscription", "transition")[:DELIVERIES_SHOWN]
+        "subscription", "transition", "signal")[:DELIVERIES_SHOWN]
     return {"form": form, "subscriptions": subscriptions, "deliveries": deliveries,
             "notices": Notification.objects.filter(
                 username=_username(request))[:NOTIFICATIONS_SHOWN]}
@@ -160,6 +199,8 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
         username=_username(request), groups=session.groups(request), scope=data["scope"],
         project=data["project"] if data["scope"] == Scope.PROJECT else "",
         statuses=[s for s in NOTIFY_STATUSES if s in data["statuses"]],
+        signals=[s for s in NOTIFY_SIGNALS if s in data["signals"]],
+        pending_minutes=data["pending_minutes"] if "pending" in data["signals"] else None,
         in_dashboard=data["in_dashboard"], email=data["email"],
         webhook_url=data["webhook_url"],
         webhook_secret=notifications.new_secret() if data["webhook_url"] else "")

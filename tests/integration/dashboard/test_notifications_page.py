@@ -129,3 +129,37 @@ def test_notify_me_on_a_jobs_page(alice, demo_cluster):
     refused = bob.post("/jobs/team-nlp/mpijob/gpt2-finetune/notify/")
     assert refused.status_code in (403, 404)
     assert not NotificationSubscription.objects.filter(username="bob", scope="job").exists()
+
+
+def test_signs_before_a_job_ends_are_chosen_per_subscription(alice):
+    """Pending longer than N minutes, a possible hang, a restart, the early warnings."""
+    from training.models import NotificationSubscription
+
+    response = _subscribe(alice, statuses=[], signals=["pending", "hang", "warnings"],
+                          pending_minutes="45")
+    assert response.status_code == 200
+    sub = NotificationSubscription.objects.get(username="alice", pending_minutes=45)
+    assert (sub.statuses, sub.signals) == ([], ["pending", "hang", "warnings"])
+    assert all(sub.wants(s) for s in ("pending", "hang", "memory", "deadline"))
+    assert not sub.wants("restart")
+    text = text_of(alice.get(PAGE))
+    assert "Pending longer than 45 minutes, A possible hang, Early warnings" in text
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"signals": ["pending"], "pending_minutes": ""},
+     "Say after how many minutes Pending you want to be told"),
+    ({"signals": ["pending"], "pending_minutes": "ten"},
+     "“ten” is not a number of minutes: enter a whole number from 1 to 10080"),
+    ({"signals": ["pending"], "pending_minutes": "0"}, "“0” is not a number of minutes"),
+    ({"statuses": [], "signals": []}, "Choose at least one thing to be told of"),
+])
+def test_a_bad_n_or_nothing_to_be_told_of_is_refused_with_how_to_fix_it(alice, fields, said):
+    from training.models import NotificationSubscription
+
+    alice.get(PAGE)  # the default subscription, made on the first visit
+    before = NotificationSubscription.objects.count()
+    response = _subscribe(alice, **fields)
+    assert response.status_code == 400
+    assert said in text_of(response)
+    assert NotificationSubscription.objects.count() == before

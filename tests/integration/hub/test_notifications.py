@@ -7,28 +7,17 @@ nothing: the SubjectAccessReview made at delivery says no."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-
 import pytest
 
 from tests.integration.hub.conftest import NS, dashboard_client
 from tests.training_jobs import mpijob
 from tests.waiting import wait_until
-from tests.webhook_receiver import Quiet, serving
+from tests.webhook_receiver import Quiet, serving, signed_by
 
 SECRET = "alice-webhook-secret"
 
 
-class _Receiver(Quiet):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-        signed = hmac.compare_digest(self.headers.get("X-ODH-Signature", ""), expected)
-        self.server.received.append((self.path, signed, json.loads(body)))
-        self.send_response(204 if signed else 401)
-        self.end_headers()
+_Receiver = signed_by(SECRET)
 
 
 @pytest.fixture

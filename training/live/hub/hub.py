@@ -96,6 +96,7 @@ from training.live.hub.probe import ClusterProbe
 from training.live.hub.project_uids import ProjectUids
 from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher
 from training.live.hub.sessions import SessionSweeper
+from training.live.hub.signs import SignWatcher, prometheus_with_service_account
 from training.live.hub.status import HubStatus
 from training.live.hub.transitions import TransitionRecorder
 from training.live.hub.watching import WATCH_TIMEOUT_SECONDS, Watching
@@ -122,13 +123,24 @@ class Hub:
                  transitions: TransitionRecorder | None = None,
                  sessions: SessionSweeper | None = None,
                  evidence: EvidenceKeeper | None = None,
-                 notifications: NotificationSender | None = None) -> None:
+                 notifications: NotificationSender | None = None,
+                 signs: SignWatcher | None = None) -> None:
         self.client_factory = client_factory
         # sends the notifications the recorder queues with each transition
         self.notifications = notifications
         if notifications is not None and transitions is not None and \
                 transitions.recorded is None:
             transitions.recorded = notifications.wake
+        # signs worth telling before a job ends (Pending too long, a hang, early warnings),
+        # looked for in the jobs this hub knows, told through the same sender
+        self.signs = signs
+        if signs is not None:
+            if signs.jobs is None:
+                signs.jobs = self.jobs_now
+            if signs.client_factory is None:
+                signs.client_factory = client_factory
+            if signs.claimed is None and notifications is not None:
+                signs.claimed = notifications.wake
         self.sessions = sessions  # deletes expired sessions daily (training/live/hub/sessions.py)
         # one event per job transition, and the job history written from it
         self.transitions = transitions
@@ -194,6 +206,8 @@ class Hub:
             self.sessions.start()
         if self.notifications is not None:
             self.notifications.start()
+        if self.signs is not None:
+            self.signs.start()
         self.cluster.start()
         self.queues.start()
         self.probe.start()
@@ -216,6 +230,8 @@ class Hub:
             self.evidence.stop()
         if self.sessions is not None:
             self.sessions.stop()
+        if self.signs is not None:
+            self.signs.stop()
         if self.notifications is not None:
             self.notifications.stop()
         self.cluster.stop()
@@ -263,6 +279,15 @@ class Hub:
         watches see it (`Watching.sees_cluster`)."""
         return not self.probe.silent and self.watching.sees_cluster()
 
+    def jobs_now(self) -> list[tuple[JobSummary, Any]]:
+        """(the latest summary, the indexed objects) of every job, from any thread."""
+        found = []
+        for key, summary in dict(self.summaries).items():  # a copy: the flusher writes it
+            data = self.index.job_data(key)
+            if data is not None:
+                found.append((summary, data))
+        return found
+
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the first lists are done, but not while the hub is known not to see
         the cluster (a page then gets its snapshot at once, and is told updates are
@@ -285,7 +310,8 @@ class Hub:
                 else None,
                 "evidence": self.evidence.stats() if self.evidence is not None else None,
                 "notifications": self.notifications.stats()
-                if self.notifications is not None else None}
+                if self.notifications is not None else None,
+                "signs": self.signs.stats() if self.signs is not None else None}
 
     # -- viewers ---------------------------------------------------------------------------
     def _interest(self, language: str, groups: list[str] | None) -> None:
@@ -458,4 +484,8 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                sessions=SessionSweeper() if record_history else None,
                evidence=EvidenceKeeper(cluster.service_account_client)
                if record_history else None,
-               notifications=NotificationSender() if record_history else None)
+               notifications=NotificationSender() if record_history else None,
+               signs=SignWatcher(prometheus=prometheus_with_service_account,
+                                 every=settings.NOTIFY_SIGNS_SECONDS,
+                                 hang_after=lambda: float(settings.DIAGNOSIS_HANG_SECONDS))
+               if record_history else None)

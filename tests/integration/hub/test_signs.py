@@ -1,0 +1,134 @@
+"""Signs told before a job ends, against the demo cluster: two hubs (two watchers) in this
+process on the test database, each looking for signs and sending. alice asked to hear of
+a possible hang and of restarts of her jobs: a job of hers whose Worker crashes and is
+restarted in place, and one that hangs, each reach her webhook exactly once, in the
+diagnosis' words and with what to do. Pending longer than N minutes is claimed once per
+wait and told to the subscriptions that asked for that N, not to one made after."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.integration.hub.conftest import NS, dashboard_client
+from tests.training_jobs import mpijob
+from tests.waiting import wait_until
+from tests.webhook_receiver import serving, signed_by
+
+SECRET = "alice-signs-secret"
+
+
+_Receiver = signed_by(SECRET)
+
+
+def _hub(sim):
+    from channels.layers import InMemoryChannelLayer
+
+    from training.live.hub.hub import Hub, Publisher
+    from training.live.hub.notifying import NotificationSender
+    from training.live.hub.signs import SignWatcher
+    from training.live.hub.transitions import TransitionRecorder
+
+    # one sending thread each: SQLite's in-memory test database takes one writer at a time;
+    # a hang after 3 s of silence (the dashboard's threshold is minutes)
+    return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
+               transitions=TransitionRecorder(), notifications=NotificationSender(workers=1),
+               signs=SignWatcher(every=0.3, hang_after=lambda: 3.0))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restart_and_a_hang_are_told_once_with_what_to_do(demo, jobs, settings):
+    from training import cluster
+    from training.models import JobSignal, NotificationDelivery, NotificationSubscription
+
+    with serving(_Receiver) as receiver:
+        settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
+        settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
+        settings.PROMETHEUS_URL = ""
+        cluster.cluster_config.cache_clear()
+        NotificationSubscription.objects.create(
+            username="alice", scope="mine", statuses=[], signals=["hang", "restart"],
+            in_dashboard=False, webhook_url=f"http://127.0.0.1:{receiver.server_address[1]}/",
+            webhook_secret=SECRET)
+        hubs = [_hub(demo), _hub(demo)]
+        for hub in hubs:
+            hub.start()
+        try:
+            crashes = mpijob("signs-restart", workers=2, run_seconds=600, annotations={
+                "opendatahub.io/username": "alice", "simcluster.io/failure": "restart-once",
+                "simcluster.io/failure-worker": "1", "simcluster.io/failure-after-seconds": "50"})
+            crashes["spec"]["mpiReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
+            jobs.create(crashes)
+            jobs.create(mpijob("signs-hang", workers=1, run_seconds=600, annotations={
+                "opendatahub.io/username": "alice", "simcluster.io/failure": "hang"}))
+
+            def told(job: str, event: str) -> list[dict]:
+                return [body for _path, _signed, body in receiver.received
+                        if body["job"] == job and body["event"] == event]
+
+            wait_until(lambda: told("signs-restart", "job.restarted") and
+                       told("signs-hang", "job.possible_hang"), 90, message=lambda: str(list(
+                           JobSignal.objects.filter(namespace=NS).values_list(
+                               "name", "signal", "key"))))
+            # both watchers look again, several times: nothing is told twice
+            passes = [h.signs.passes for h in hubs]
+            wait_until(lambda: all(h.signs.passes >= p + 5
+                                   for h, p in zip(hubs, passes, strict=True)), 60,
+                       message="more passes")
+            wait_until(lambda: all(h.notifications.idle() for h in hubs), 30,
+                       message="the senders done")
+            assert all(signed for _path, signed, _body in receiver.received)
+            restarted, = told("signs-restart", "job.restarted")
+            assert restarted["headline"].startswith("Worker 1 crashed and ")
+            assert "suspend or delete the job" in restarted["advice"]
+            assert restarted["to"] == "Running" and "signs-restart" in restarted["text"]
+            hang, = told("signs-hang", "job.possible_hang")
+            assert hang["headline"].startswith("Possible hang: no new log line")
+            assert "delete the job and retry it" in hang["advice"]
+            assert hang["url"].endswith(f"/jobs/{NS}/mpijob/signs-hang/")
+            # one occurrence each, claimed by one of the two watchers
+            assert JobSignal.objects.filter(name="signs-hang", signal="hang").count() == 1
+            assert sum(h.signs.told for h in hubs) == JobSignal.objects.count()
+            assert NotificationDelivery.objects.filter(
+                signal__name__in=["signs-hang", "signs-restart"]).exclude(
+                state="sent").count() == 0
+        finally:
+            for hub in hubs:
+                hub.stop()
+            cluster.cluster_config.cache_clear()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pending_too_long_is_claimed_once_and_told_to_who_asked_for_that_n(settings):
+    from odh.training.signs import Sign
+    from tests.unit.diagnosis_objects import facts, pending_job
+    from training.live.hub.signs import claim_with_orm
+    from training.models import NotificationDelivery, NotificationSubscription
+
+    summary = facts(pending_job("vit"), []).s
+    since = summary.since
+    thirty = NotificationSubscription.objects.create(
+        username="alice", scope="mine", statuses=[], signals=["pending"], pending_minutes=30)
+    ten = NotificationSubscription.objects.create(
+        username="alice", scope="mine", statuses=[], signals=["pending"], pending_minutes=10,
+        email="alice@example.com")
+    NotificationSubscription.objects.create(  # asked for statuses only
+        username="alice", scope="mine", statuses=["Failed"])
+    for sub in (thirty, ten):  # made before the job waited
+        NotificationSubscription.objects.filter(pk=sub.pk).update(
+            created=since - timedelta(minutes=1))
+    later = NotificationSubscription.objects.create(  # made after it began to wait too long
+        username="alice", scope="mine", statuses=[], signals=["pending"], pending_minutes=30)
+    assert later.created > since + timedelta(minutes=30)
+    sign = Sign("pending", f"{since.isoformat()}/30m", since + timedelta(minutes=30),
+                "Pending for 31m")
+    assert claim_with_orm(summary, sign) is True
+    assert claim_with_orm(summary, sign) is False  # the other watcher, or after a restart
+    queued = NotificationDelivery.objects.filter(signal__signal="pending")
+    assert [(d.subscription_id, d.channel) for d in queued] == [(thirty.pk, "dashboard")]
+    ten_sign = Sign("pending", f"{since.isoformat()}/10m", since + timedelta(minutes=10),
+                    "Pending for 11m")
+    assert claim_with_orm(summary, ten_sign) is True
+    assert sorted(NotificationDelivery.objects.filter(subscription=ten).values_list(
+        "channel", flat=True)) == ["dashboard", "email"]
