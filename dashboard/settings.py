@@ -279,6 +279,9 @@ NOTIFY_WEBHOOK_ALLOW = env_list("NOTIFY_WEBHOOK_ALLOW")
 # how often the watcher looks for signs to tell before a job ends (Pending too long, a
 # possible hang, a restart, the early warnings): training/live/hub/signs.py
 NOTIFY_SIGNS_SECONDS = env_int("NOTIFY_SIGNS_SECONDS", 30, minimum=1)
+# a delivery claimed by a watcher that died while sending is claimed again after this:
+# longer than any one send may take (timeouts: webhook 5 s, SMTP 10 s)
+NOTIFY_CLAIM_SECONDS = env_int("NOTIFY_CLAIM_SECONDS", 120, minimum=15)
 # Email through Django's framework: SMTP from EMAIL_HOST etc., or another backend (the demo
 # writes files: django.core.mail.backends.filebased.EmailBackend into EMAIL_FILE_PATH).
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

@@ -10,8 +10,8 @@ still see the job.
   hub (runwatcher, or the embedded hub), never by a web request. Each attempt is claimed
   first: `claim_due` moves `claimed_until` with a conditional update and only the
   watcher whose update changed the row sends (as healthchecks claims a Flip). A watcher
-  killed while sending leaves the claim to expire (`CLAIM_SECONDS`); the next claims it
-  again: a message to the dashboard's bell is written with its delivery's end in one
+  killed while sending leaves the claim to expire (`NOTIFY_CLAIM_SECONDS`); the next
+  claims it again: a message to the dashboard's bell is written with its delivery's end in one
   transaction (exactly once); an email or a webhook whose sending was cut between the
   receiver's answer and the record of it is sent again (at least once: the webhook's
   `X-ODH-Delivery` header names the delivery, for receivers that want to drop repeats).
@@ -59,7 +59,6 @@ from training.models import (
 
 log = logging.getLogger("training.notifications")
 
-CLAIM_SECONDS = 120  # longer than any one send may take (timeouts: webhook 5 s, SMTP 10 s)
 RETRY_FIRST = timedelta(seconds=30)
 RETRY_MAX = timedelta(hours=1)
 GIVE_UP_AFTER = timedelta(days=1)
@@ -158,7 +157,7 @@ def claim_due(limit: int, now: datetime | None = None) -> list[tuple[int, dateti
     """Claim up to `limit` deliveries due now: (id, the claim's end) of those this caller
     won (another watcher's claim of the same row changes nothing here)."""
     now = now or _utcnow()
-    until = now + timedelta(seconds=CLAIM_SECONDS)
+    until = now + timedelta(seconds=settings.NOTIFY_CLAIM_SECONDS)
     due = NotificationDelivery.objects.filter(
         state=State.QUEUED, next_attempt__lte=now).filter(
         Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)).order_by(

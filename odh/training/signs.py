@@ -71,12 +71,12 @@ def pending_sign(summary: JobSummary, diagnosis: Diagnosis | None, now: datetime
                 advice_of(diagnosis))
 
 
-def restart_signs(summary: JobSummary, pods: list[Obj], now: datetime) -> list[Sign]:
+def restart_signs(summary: JobSummary, job: Obj, pods: list[Obj], now: datetime) -> list[Sign]:
     """One per pod whose containers restarted, per restart count seen."""
     if summary.status not in (JobStatus.RUNNING, JobStatus.PENDING):
         return []
     by_name = {str(get_path(p, ["metadata", "name"]) or ""): p for p in pods}
-    facts = Facts(summary=summary, job={}, pods=pods, events=[], now=now)
+    facts = Facts(summary=summary, job=job, pods=pods, events=[], now=now)
     found = []
     for replica in summary.replicas:
         if replica.restarts <= 0 or not replica.exists:

@@ -43,20 +43,21 @@ def test_pending_longer_than_n_minutes_is_one_occurrence_per_wait_and_n():
 
 def test_a_restart_is_told_per_pod_and_restart_in_the_diagnosis_words():
     job = running_job("bert")
+    job["spec"]["runPolicy"]["backoffLimit"] = 3
     crashed = worker("bert", 1, restarts=2,
                      last_state=container_terminated("OOMKilled", 137, finished=500))
     pods = [launcher("bert"), worker("bert", 0), crashed]
     now = T0 + timedelta(seconds=800)
-    found = signs.restart_signs(_summary(job, pods, 800), pods, now)
+    found = signs.restart_signs(_summary(job, pods, 800), job, pods, now)
     assert [(s.signal, s.key) for s in found] == [("restart", "bert-worker-1#2")]
     sign = found[0]
-    assert "Worker 1 crashed and restarted (retry 2" in sign.headline
+    assert "Worker 1 crashed and restarted (retry 2 of 3)" in sign.headline
     assert "OOMKilled" in sign.headline and sign.at == T0 + timedelta(seconds=500)
     assert "suspend or delete the job" in sign.advice
     again = worker("bert", 1, restarts=3,
                    last_state=container_terminated("OOMKilled", 137, finished=700))
     pods = [launcher("bert"), worker("bert", 0), again]
-    assert [s.key for s in signs.restart_signs(_summary(job, pods, 800), pods, now)] == [
+    assert [s.key for s in signs.restart_signs(_summary(job, pods, 800), job, pods, now)] == [
         "bert-worker-1#3"]
 
 

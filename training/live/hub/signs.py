@@ -218,7 +218,7 @@ class SignWatcher(Background):
             found += [s for s in (signs.pending_sign(summary, diagnosis, now, minutes)
                                   for minutes in sorted(interest.pending_minutes)) if s]
         if signs.RESTART in wanted:
-            found += signs.restart_signs(summary, data.pods, now)
+            found += signs.restart_signs(summary, data.job, data.pods, now)
         if summary.status != JobStatus.RUNNING or not wanted & {signs.HANG, signs.MEMORY,
                                                                  signs.DEADLINE}:
             return found
