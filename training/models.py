@@ -550,6 +550,8 @@ class Notification(models.Model):
     project = models.CharField(max_length=253, blank=True)
     kind = models.CharField(max_length=63, blank=True)
     job = models.CharField(max_length=253, blank=True)
+    from_status = models.CharField(max_length=20, blank=True)
+    to_status = models.CharField(max_length=20, blank=True)
     text = models.CharField(max_length=1000)
     headline = models.CharField(max_length=500, blank=True)
     url = models.CharField(max_length=2000, blank=True)

@@ -357,8 +357,10 @@ def _backoff(attempts: int) -> timedelta:
 
 def deliver(pk: int, claim: datetime, *,
             may_see: Callable[[NotificationSubscription, JobTransition | JobSignal], bool]
-            = may_see_with_sar, clock: Callable[[], datetime] = _utcnow) -> str:
-    """Send one claimed delivery; its state after."""
+            = may_see_with_sar, clock: Callable[[], datetime] = _utcnow,
+            tell: Callable[[Notification], None] | None = None) -> str:
+    """Send one claimed delivery; its state after. `tell`: given each notice stored for
+    the bell, after its transaction (pushes it to its owner's pages)."""
     delivery = NotificationDelivery.objects.select_related(
         "subscription", "transition", "signal").filter(pk=pk).first()
     if delivery is None:
@@ -378,19 +380,20 @@ def deliver(pk: int, claim: datetime, *,
                     "%(user)s may no longer see this job.") % {"user": subscription.username})
                 return State.SKIPPED
             if delivery.channel == Channel.DASHBOARD:
-                def store() -> None:
+                def store() -> Notification | None:
                     with transaction.atomic():
                         if _finish(pk, claim, again=False, state=State.SENT,
                                    attempts=attempts, sent=now, last_error=""):
-                            _store(subscription.username, message)
-                _unlocked(store)
+                            return _store(subscription.username, message)
+                    return None
+                _told(tell, _unlocked(store))
                 return State.SENT
             if delivery.channel == Channel.EMAIL:
                 status = send_email(subscription, message)
             else:
                 status = send_webhook(subscription, message, pk)
         except Gone as e:
-            _gone(subscription, pk, claim, attempts, e)
+            _told(tell, _gone(subscription, pk, claim, attempts, e))
             return State.FAILED
         except Permanent as e:
             _finish(pk, claim, state=State.FAILED, attempts=attempts, status_code=e.status,
@@ -416,23 +419,48 @@ def deliver(pk: int, claim: datetime, *,
 def _store(username: str, message: Message) -> Notification:
     return Notification.objects.create(
         username=username, project=message.project, kind=message.kind, job=message.job,
+        from_status=message.from_status, to_status=message.to_status,
         text=message.text.split(" <", 1)[0][:1000], headline=message.headline[:500],
         url=message.url)
 
 
+def _told(tell: Callable[[Notification], None] | None, notice: Notification | None) -> None:
+    """Push a stored notice; a push that fails loses nothing (the page reads the notices
+    again when it reconnects)."""
+    if tell is None or notice is None:
+        return
+    try:
+        tell(notice)
+    except Exception as e:
+        log.info("notice %s not pushed: %s", notice.pk, e)
+
+
+def unread_count(username: str) -> int:
+    return Notification.objects.filter(username=username, read=False).count()
+
+
+def notice_fields(notice: Notification) -> dict[str, Any]:
+    """A notice as the bell's push carries it (rendered by each socket in its language)."""
+    return {"id": notice.pk, "project": notice.project, "kind": notice.kind,
+            "job": notice.job, "from": notice.from_status, "to": notice.to_status,
+            "text": notice.text, "headline": notice.headline, "url": notice.url,
+            "read": notice.read, "created": notice.created.astimezone(UTC).isoformat()}
+
+
 def _gone(subscription: NotificationSubscription, pk: int, claim: datetime, attempts: int,
-          e: Gone) -> None:
+          e: Gone) -> Notification | None:
     reason = _("The webhook %(url)s answered 410 Gone: its notifications were turned off.") % {
         "url": subscription.webhook_url}
     with transaction.atomic():
         if not _finish(pk, claim, again=False, state=State.FAILED, attempts=attempts,
                        status_code=e.status, last_error=str(e)):
-            return
+            return None
         NotificationSubscription.objects.filter(pk=subscription.pk).update(
             active=False, disabled_reason=reason[:500])
         NotificationDelivery.objects.filter(subscription=subscription,
                                             state=State.QUEUED).exclude(pk=pk).update(
             state=State.SKIPPED, last_error=_("The subscription is turned off."))
-        Notification.objects.create(username=subscription.username, text=reason[:1000],
-                                    url=settings.DASHBOARD_URL.rstrip("/") +
-                                    reverse("training-notifications"))
+        return Notification.objects.create(username=subscription.username,
+                                           text=reason[:1000],
+                                           url=settings.DASHBOARD_URL.rstrip("/") +
+                                           reverse("training-notifications"))

@@ -43,6 +43,7 @@ urlpatterns = [
     path("preferences/theme/", preferences.set_theme, name="training-set-theme"),
     # subscriptions to job transitions and their deliveries (the user menu's "Notifications")
     path("notifications/", notifications.notification_settings, name="training-notifications"),
+    path("notifications/read/", notifications.notices_read, name="training-notices-read"),
     path("notifications/<int:pk>/delete/", notifications.notification_delete,
          name="training-notification-delete"),
     path("notifications/<int:pk>/test/", notifications.notification_test,

@@ -6,7 +6,8 @@ protocol only.
 
 Connecting
     `/ws/live/?ns=team-nlp&ns=team-cv`: the job list (the projects its filters cover);
-    `/ws/live/?job=team-nlp/mpijob/bert-large-pretrain`: a job's page.
+    `/ws/live/?job=team-nlp/mpijob/bert-large-pretrain`: a job's page;
+    `&notices=alice` (or a subscribe message): the masthead's bell, only the person's own.
     The Origin must be the dashboard's own (scheme, host and port: training/live/origin.py)
     and the session cookie a signed-in person's.
     For each subscription, before joining its group, a SelfSubjectAccessReview made with
@@ -167,6 +168,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             with in_viewer_language():
                 await self.refuse(SIGN_IN, _("Sign in again to see live updates."))
             return
+        self.view.username = self.person.username  # whose notices it may follow
         try:
             wanted = subscriptions.parse_query(self.scope.get("query_string", b""))
             subscriptions.parse_page(self.scope.get("query_string", b""), self.view)
@@ -267,6 +269,9 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
 
     async def hub_log_end(self, message: dict[str, Any]) -> None:
         await self.route(message)
+
+    async def hub_notice(self, message: dict[str, Any]) -> None:
+        await self.route(message)  # a notice for the person's bell (notice_subscriptions)
 
     async def hub_status(self, message: dict[str, Any]) -> None:
         """The watch hub says whether it sees the cluster (training/live/hub/status.py)."""

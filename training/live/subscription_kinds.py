@@ -95,6 +95,8 @@ class ViewState:
     # the job page's tab (`tab=`): Events rows are rendered and sent only to the Events
     # tab (the other tabs have no place for them); "": every part, as to an older page
     tab: str = ""
+    # the signed-in person's user name (the session's): whose notices the bell may follow
+    username: str = ""
 
     def wants_events(self) -> bool:
         return self.tab in ("", "events")

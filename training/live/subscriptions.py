@@ -9,6 +9,7 @@ the socket's URL query and in subscribe messages:
 | `ns`  | `<project>`               | `ns.<project>`         | get <plural>, per served kind |
 | `job` | `<project>/<kind>/<name>` | `job.<project>.<name>` | get <kind plural> (its group) |
 | `logs`| `<project>/<pod>[/<c>]`   | `logs.<project>.<pod>` | get pods/log (log_subscriptions) |
+| `notices` | `<user name>`         | `notices.<digest>`     | none: their own name only |
 
 A kind turns a value into a `Subscription` (`parse`, raising `BadSubscription` with a
 sentence for the page), says whether the person may follow it (`authorize`, blocking,
@@ -47,6 +48,7 @@ from training.cluster import client_for_token
 from training.live.cluster_subscriptions import ClusterOverview
 from training.live.hub.languages import in_viewer_language
 from training.live.log_subscriptions import PodLogs
+from training.live.notice_subscriptions import PersonNotices
 from training.live.queue_subscriptions import QueueChanges
 from training.live.subscription_kinds import (  # noqa: F401 - the names pages and tests know from here
     LIST_TABLE,
@@ -69,7 +71,7 @@ log = logging.getLogger("training.live")
 
 # every kind of subscription, by the name used in the socket's URL query and in messages
 KINDS: dict[str, SubscriptionKind] = {k.name: k for k in (
-    ProjectJobs(), OneJob(), ClusterOverview(), PodLogs(), QueueChanges())}
+    ProjectJobs(), OneJob(), ClusterOverview(), PodLogs(), QueueChanges(), PersonNotices())}
 
 
 # -- helpers for the consumer and the pages ------------------------------------------------------
@@ -142,12 +144,14 @@ def list_namespaces(covered: Iterable[str], shown: Iterable[str],
 
 def socket_url(namespaces: Iterable[str] = (), jobs: Iterable[str] = (),
                rows: Iterable[str] | None = None, listed: str = "", tab: str = "",
-               queues: Iterable[str] = ()) -> str:
+               queues: Iterable[str] = (), notices: str = "") -> str:
     """The address a page opens its socket on (relative: the browser adds ws[s]://host);
     a job list names the rows it shows and when it listed them (`parse_page`)."""
     params = [("ns", ns) for ns in dict.fromkeys(namespaces)]
     params += [("job", ref) for ref in dict.fromkeys(jobs)]
     params += [("queue", q) for q in dict.fromkeys(queues)]
+    if notices:
+        params.append(("notices", notices))
     if rows is not None:
         params.append((ROWS, ",".join(rows)))
     if listed:

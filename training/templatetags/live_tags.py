@@ -50,6 +50,12 @@ def live_socket_for_list(namespaces, rows=None, listed: str = "", oob: bool = Fa
 # data-elapsed, in the same words, until a push replaces the element. A finished job's
 # duration is fixed: `<time datetime="PT8123S">2h 15m 23s</time>`, not counted.
 @register.simple_tag
+def notices_socket_url(username: str) -> str:
+    """The bell's own socket, for a page that opens none (static/js/bell.js)."""
+    return socket_url(notices=username)
+
+
+@register.simple_tag
 def elapsed_time(moment: datetime | None, now: datetime) -> SafeString | str:
     """How long ago `moment` was ("" if unknown)."""
     if moment is None:

@@ -213,6 +213,17 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+def notices_read(request: HttpRequest) -> HttpResponse:
+    """The bell's drawer opened: its list, the unread ones still marked new, then all read."""
+    from training.live.notice_subscriptions import recent, render_list
+
+    username = _username(request)
+    _unread, notices = recent(username)
+    Notification.objects.filter(username=username, read=False).update(read=True)
+    return HttpResponse(render_list(notices))
+
+
+@require_POST
 def notification_delete(request: HttpRequest, pk: int) -> HttpResponse:
     _get_subscription_for_user(request, pk).delete()
     messages.success(request, _("Subscription removed."))

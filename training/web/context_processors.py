@@ -35,7 +35,13 @@ def navigation(request: HttpRequest) -> dict:
         "may_view_cluster": lambda: signed_in and _may_view_cluster(request),
         "context_projects": lambda: _project_names(request) if signed_in else [],
         "may_create_somewhere": lambda: signed_in and _may_create_somewhere(request),
+        "notices_unread": lambda: _unread(request) if signed_in else 0,
     }
+
+
+def _unread(request: HttpRequest) -> int:
+    from training.notifications import unread_count
+    return unread_count(request.user.get_username())
 
 
 def _may_view_cluster(request: HttpRequest) -> bool:

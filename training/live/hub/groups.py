@@ -1,4 +1,5 @@
-"""Channel-layer group names: `ns.<project>`, `job.<project>.<name>`, `logs.<project>.<pod>`.
+"""Channel-layer group names: `ns.<project>`, `job.<project>.<name>`, `logs.<project>.<pod>`,
+`notices.<digest of a user name>`.
 
 The hub sends to these groups and the websocket consumer joins them, so both must name
 them through these functions. Project and job names are DNS names, so the plain form is
@@ -38,6 +39,13 @@ def job_group(namespace: str, name: str) -> str:
 def logs_group(namespace: str, pod: str) -> str:
     """Viewers of one pod's log: the lines of its one shared follow stream."""
     return _bounded(f"logs.{namespace}.{pod}")
+
+
+def notices_group(username: str) -> str:
+    """One person's sockets: the notices of their bell (training/live/notice_subscriptions.py).
+    User names may hold any character (`system:serviceaccount:...`, e-mail addresses):
+    always a digest, so that no name is the prefix-and-digest form of another."""
+    return "notices." + hashlib.sha256(username.encode()).hexdigest()[:32]
 
 
 # The hub's own inbox: consumers send log-stream leases here (training/live/hub/logs.py).

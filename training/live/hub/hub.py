@@ -474,7 +474,8 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
         raise ImproperlyConfigured("the watch hub needs a channel layer (CHANNEL_LAYERS)")
     # the dashboard's own service-account token (list/watch only), the current one at every
     # request as the kubelet rotates it; after a 401, the token file read again regardless
-    return Hub(cluster.service_account_client, Publisher(layer, loop),
+    publisher = Publisher(layer, loop)
+    return Hub(cluster.service_account_client, publisher,
                lead=settings.LIVE_PUSH_LEAD_MS / 1000,
                refresh_client_factory=functools.partial(cluster.service_account_client,
                                                         refresh=True),
@@ -484,7 +485,8 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                sessions=SessionSweeper() if record_history else None,
                evidence=EvidenceKeeper(cluster.service_account_client)
                if record_history else None,
-               notifications=NotificationSender() if record_history else None,
+               notifications=NotificationSender(publish=publisher.send)
+               if record_history else None,
                signs=SignWatcher(prometheus=prometheus_with_service_account,
                                  every=settings.NOTIFY_SIGNS_SECONDS,
                                  hang_after=lambda: float(settings.DIAGNOSIS_HANG_SECONDS))

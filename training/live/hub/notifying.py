@@ -5,7 +5,12 @@ sender for at most its timeout and never the hub, the recorder or the other deli
 It runs wherever the hub records transitions (runwatcher, or the embedded hub), never in
 a web request; with several watchers, each claims before it sends, so each delivery is
 sent by one of them. Stopping waits for the sends in flight: a delivery claimed and not
-sent is claimed again once its claim expires."""
+sent is claimed again once its claim expires.
+
+A notice stored for the dashboard's bell is pushed (`publish`: the hub's channel layer) to
+the group of its owner's sockets, `notices.<digest>` (training/live/hub/groups.py), as
+`{"type": "hub.notice", "notice": {...}, "unread": n}`: only that person's sockets are in
+it (training/live/notice_subscriptions.py)."""
 
 from __future__ import annotations
 
@@ -29,21 +34,35 @@ def _claim_due(limit: int) -> list[tuple[int, datetime]]:
     return claim_due(limit)
 
 
-def _deliver(pk: int, claim: datetime) -> str:
+Publish = Callable[[str, dict], None]
+
+
+def _deliver(pk: int, claim: datetime, publish: Publish | None = None) -> str:
     from training.notifications import deliver
 
-    return deliver(pk, claim)
+    return deliver(pk, claim, tell=(lambda notice: tell(publish, notice)) if publish else None)
+
+
+def tell(publish: Publish, notice: Any) -> None:
+    """Push a notice just stored to its owner's open pages, with their unread count."""
+    from training.live.hub.groups import notices_group
+    from training.notifications import notice_fields, unread_count
+
+    publish(notices_group(notice.username), {
+        "type": "hub.notice", "notice": notice_fields(notice),
+        "unread": unread_count(notice.username)})
 
 
 class NotificationSender(Background):
     name = "hub-notify"
 
     def __init__(self, claim_due: Callable[[int], list[tuple[int, datetime]]] = _claim_due,
-                 deliver: Callable[[int, datetime], str] = _deliver, *,
-                 workers: int = WORKERS, poll: float = POLL_SECONDS) -> None:
+                 deliver: Callable[[int, datetime], str] | None = None, *,
+                 workers: int = WORKERS, poll: float = POLL_SECONDS,
+                 publish: Publish | None = None) -> None:
         super().__init__()
         self.claim_due = claim_due
-        self.deliver = deliver
+        self.deliver = deliver or (lambda pk, claim: _deliver(pk, claim, publish))
         self.workers = workers
         self.poll = poll
         self.claimed = 0
