@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 
 from tests.integration.dashboard import test_consumer as consumer
+from tests.webhook_receiver import Quiet, serving
 
 # the live socket's fixtures (a loop standing in for daphne's, signed-in cookies, tabs)
 loop, open_tab, cookie_of = consumer.loop, consumer.open_tab, consumer.cookie_of
@@ -106,3 +107,34 @@ def test_opening_the_drawer_lists_the_notices_and_marks_them_read(open_tab, loop
     # a socket opened now starts from nothing unread
     tab = open_tab("notices=alice", cookie_of("alice"))
     assert _frames_of_type(tab, "notices")["unread"] == 0
+
+
+class _Gone(Quiet):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(410)
+        self.end_headers()
+
+
+def test_a_webhook_turned_off_by_410_gone_is_told_in_the_bell(open_tab, loop, cookie_of,
+                                                              settings):
+    from training import notifications
+    from training.live.hub.notifying import tell
+    from training.models import NotificationSubscription
+
+    settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
+    tab = open_tab("notices=alice", cookie_of("alice"))
+    tab.until_ready()
+    with serving(_Gone) as receiver:
+        url = f"http://127.0.0.1:{receiver.server_address[1]}/gone"
+        subscription = NotificationSubscription.objects.create(
+            username="alice", scope="mine", statuses=["Failed"], in_dashboard=False,
+            webhook_url=url, webhook_secret="s")
+        notifications.queue_test(subscription)
+        publish = _publish(loop)
+        for pk, claim in notifications.claim_due(10):
+            notifications.deliver(pk, claim, tell=lambda notice: tell(publish, notice))
+    notice = _frames_of_type(tab, "notice")
+    assert notice["unread"] == 1
+    assert "Webhook turned off" in notice["html"] and url in notice["html"]
+    assert 'href="/notifications/"' in notice["html"]
