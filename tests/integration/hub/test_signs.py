@@ -89,7 +89,8 @@ def test_a_restart_and_a_hang_are_told_once_with_what_to_do(demo, jobs, settings
             assert hang["url"].endswith(f"/jobs/{NS}/mpijob/signs-hang/")
             # one occurrence each, claimed by one of the two watchers
             assert JobSignal.objects.filter(name="signs-hang", signal="hang").count() == 1
-            assert sum(h.signs.told for h in hubs) == JobSignal.objects.count()
+            # (the shared demo's own jobs may give signs of their own meanwhile: not counted)
+            assert JobSignal.objects.filter(name="signs-restart", signal="restart").count() == 1
             assert NotificationDelivery.objects.filter(
                 signal__name__in=["signs-hang", "signs-restart"]).exclude(
                 state="sent").count() == 0
