@@ -43,7 +43,7 @@ def bob_api(simcluster):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """`make test`'s two workers share the suite as tests/scheduling.py says."""
+    """`make test`'s workers share the suite as tests/scheduling.py says."""
     if config.getoption("dist") == "loadgroup":
         from tests.scheduling import SuiteScheduling
 

@@ -1,4 +1,4 @@
-"""How `make test` shares the suite between its two pytest-xdist workers.
+"""How `make test` shares the suite between its pytest-xdist workers (five: Makefile).
 
 pytest-xdist's own `--dist loadgroup` reads a test's group from a suffix it adds to the
 test's node id, which pytest 9.2 no longer reads back: its groups silently stopped being
