@@ -198,6 +198,11 @@ WATCHER_LEASE_SECONDS = env_int("WATCHER_LEASE_SECONDS", 15, minimum=2)
 # write changed at once); the changes that follow are coalesced over 0.2 s. 200 makes
 # every change wait the whole window (the hub before 2026-11-26).
 LIVE_PUSH_LEAD_MS = env_int("LIVE_PUSH_LEAD_MS", 10, minimum=0)
+# How long a thread of a process that hosts the watch hub (runwatcher, or a web process
+# with the embedded hub) keeps the GIL while another waits for it: the hub renders for
+# tens of ms while the event loop that sends its pushes wants the GIL for a moment at each
+# step. Python's own is 5.
+LIVE_SWITCH_INTERVAL_MS = env_int("LIVE_SWITCH_INTERVAL_MS", 1, minimum=1)
 
 LANGUAGE_CODE = "en"
 # The OpenShift console's languages. Each is named in itself (the user menu's switcher is

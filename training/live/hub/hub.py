@@ -110,7 +110,6 @@ DEBOUNCE_SECONDS = 0.2
 LEAD_SECONDS = 0.01
 ORPHAN_EVENTS_KEPT = timedelta(minutes=5)
 PRIME_GRACE_SECONDS = 15.0  # start pushing even if a watch cannot list (e.g. forbidden)
-SWITCH_INTERVAL_SECONDS = 0.001  # how long a thread keeps the GIL while others wait for it
 
 
 class Hub:
@@ -193,10 +192,6 @@ class Hub:
         if self._flusher is not None:
             return self
         self._started_at = time.monotonic()
-        # the flusher renders (tens of ms) while the event loop that sends its pushes wants
-        # the GIL for a moment at each step: with Python's 5 ms turns a status waited
-        # several of them behind the rendering of what follows it
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_SECONDS))
         self.logs.start()
         if self.transitions is not None:
             self.transitions.start()
@@ -465,8 +460,12 @@ class Hub:
 
 def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
               record_history: bool = True) -> Hub:
-    """The hub for this process's settings and channel layer."""
+    """The hub for this process's settings and channel layer. The process that hosts it
+    gives its threads shorter turns at the GIL (`LIVE_SWITCH_INTERVAL_MS`): with Python's
+    5 ms turns a status waited several of them behind the rendering of what follows it."""
     from channels.layers import get_channel_layer
+
+    sys.setswitchinterval(min(sys.getswitchinterval(), settings.LIVE_SWITCH_INTERVAL_MS / 1000))
 
     from training import cluster
     layer = get_channel_layer()

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from odh.training import creating, errors
+from odh.training import errors
 from odh.training.checks.names import fresh_name, random_suffix
 from odh.training.checks.rules_job import check_name
 from odh.training.cluster.client import ClusterClient, Project
@@ -24,7 +24,6 @@ from odh.training.spec import (
     read_manifest,
 )
 from odh.training.status.summary import JobStatus
-from odh.training.status.suspending import set_suspended
 from training import diagnoses, mutations
 from training.accounts import session
 from training.cluster import user_client
@@ -138,14 +137,6 @@ def _retry_warning(request: HttpRequest, detail) -> dict:
     return {"retry_diagnosis": found, "retry_fixes": [s for s in links if s["action"] == "fix"]}
 
 
-def _suspend_original(request: HttpRequest, client: ClusterClient, kind: JobKind,
-                      project: str, name: str, suspend: bool) -> None:
-    """Suspend the job being retried (its Workers free what they hold for the new one), or
-    resume it when the new one could not be created after all; audited as the person's."""
-    mutations.change(request, "suspend" if suspend else "resume", kind, project, name,
-                     lambda: set_suspended(client, kind, project, name, suspend))
-
-
 def _retry_name_problems(spec: JobSpec, name: str, new_name: str) -> list[str]:
     """What is wrong with the name typed for the retry, in words that say how to fix it."""
     retry = clone_spec(spec, new_name)
@@ -185,24 +176,17 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
             context["name_errors"] = problems
             return render(request, "training/job_retry.html", context)
         retry = clone_spec(spec, new_name)
-        suspended = False
         try:
-            if suspend_first:
-                _suspend_original(request, client, job_kind, project, name, True)
-                suspended = True
-            # structured, not a sentence: the audit trail is read in every language
-            mutations.create(request, client, retry, "retry", f"retry_of={name}")
-        except errors.Unauthorized:
-            raise
-        except (errors.ClusterError, creating.CreateRefused) as e:
+            mutations.retry(request, client, retry, name, suspend_first)
+        except mutations.RetryRefused as refused:
+            e = refused.refusal
             problem = create_problem(e, retry)
             if isinstance(e, errors.Conflict) or problem.get("step") == "configuration":
                 context["name_errors"] = [problem["message"]]
             else:
                 context["create_problem"] = problem
-            if suspended:
-                # the original was suspended for a job that was not created: back to work
-                _resume_after_refusal(request, client, job_kind, project, name, context)
+            if refused.left_suspended:
+                context["original_left_suspended"] = refused.left_suspended
             return render(request, "training/job_retry.html", context)
     if suspend_first:
         messages.success(request, _("“%(name)s” was suspended and started again as "
@@ -212,13 +196,3 @@ def job_retry(request: HttpRequest, project: str, kind: str, name: str) -> HttpR
         messages.success(request, _("“%(name)s” was started again as “%(new)s”, with the "
                                     "same configuration.") % {"name": name, "new": new_name})
     return redirect("training-job-detail", project, job_kind.slug, new_name)
-
-
-def _resume_after_refusal(request: HttpRequest, client: ClusterClient, kind: JobKind,
-                          project: str, name: str, context: dict) -> None:
-    try:
-        _suspend_original(request, client, kind, project, name, False)
-    except errors.Unauthorized:
-        raise
-    except errors.ClusterError as e:
-        context["original_left_suspended"] = e.message
