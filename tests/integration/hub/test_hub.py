@@ -56,7 +56,10 @@ def test_a_new_job_is_pushed_to_its_page_and_the_list(hub, loop_thread, layer, j
     running = page.wait_for(lambda m: m["job"] == job_ref(name) and m["status"] == "Running",
                             what="Running on the job page")
     # the new status first, alone (quick to render), announced; then the page's parts
-    assert running["announce"] == f"Job {name} is now Running: 2/2 workers"
+    # (the pods' own watch may be a moment behind the job's on a loaded machine: the count
+    # is the one the hub has at the time the status changes)
+    assert re.fullmatch(rf"Job {name} is now Running: [0-2]/2 workers", running["announce"]), \
+        running["announce"]
     assert 'data-status="Running"' in running["html"]
     assert 'id="job-overview-state"' not in running["html"]
     parts = page.wait_for(lambda m: m["job"] == job_ref(name) and m["status"] == "Running"
