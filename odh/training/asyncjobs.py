@@ -148,6 +148,10 @@ class AsyncJob:
     async def diagnose(self):
         return await _run(self.job.diagnose)
 
+    async def cost(self):
+        """What the job has cost (TrainingJob.cost), or None without prices."""
+        return await _run(self.job.cost)
+
     def watch(self, timeout: float | None = None) -> AsyncIterator[JobStatus]:
         return _iterate(lambda: self.job.watch(timeout))
 

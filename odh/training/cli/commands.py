@@ -243,12 +243,13 @@ def _describe_once(args: argparse.Namespace, client, namespace: str, out: TextIO
     standing = read_standing(client.cluster, KINDS[args.kind], detail.job,
                              ends_in=progress_ends(client.cluster, now)) \
         if not detail.summary.is_finished else None
+    prices = read_prices(client.cluster)
     if args.output:
         dump(describe_record(detail.job, detail.summary, detail.events, found, now,
-                             standing), args.output, out)
+                             standing, prices), args.output, out)
     else:
         print_describe(detail.job, detail.summary, detail.events, found, out, now, standing,
-                       read_prices(client.cluster))
+                       prices)
     out.flush()
     return detail.summary
 

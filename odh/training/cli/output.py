@@ -156,9 +156,11 @@ def told_with(s: JobSummary, diagnosis: Any, standing: Any = None) -> Story:
 
 
 def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
-                    now: datetime, standing: Any = None) -> dict[str, Any]:
+                    now: datetime, standing: Any = None, prices: Any = None
+                    ) -> dict[str, Any]:
     """`describe -o json|yaml`: the job's record, its pods, resources, events, diagnosis,
-    and where it stands in Kueue's queue (`queue`: null when it names none)."""
+    where it stands in Kueue's queue (`queue`: null when it names none), and its cost at
+    the dashboard's published prices (`cost`: null without prices)."""
     record = job_record(s, now, told_with(s, diagnosis, standing))
     record["pods"] = [{"name": r.name, "role": r.role, "index": r.index, "status": r.status,
                        "reason": r.reason, "message": r.message, "node": r.node,
@@ -173,6 +175,11 @@ def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any
         "text": diagnosis.text(),
         "suggestions": [x.text for x in diagnosis.suggestions]}
     record["queue"] = None if standing is None else standing.to_dict()
+    charged = cost.job_cost(prices, s.kind, job, s.duration_seconds(now)) \
+        if prices is not None and prices.is_set else None
+    record["cost"] = None if charged is None else {
+        "total": str(charged.total), "currency": charged.currency, "text": charged.text,
+        "finished": s.is_finished, "basis": charged.basis}
     return record
 
 

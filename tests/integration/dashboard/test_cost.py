@@ -248,14 +248,15 @@ def test_describe_and_the_sdk_tell_the_cost_at_the_published_prices(admin, demo_
     env = dict(os.environ, KUBECONFIG=str(demo_cluster.kubeconfig("alice")),
                HOME=str(tmp_path), PYTHONPATH=str(root))
 
-    def describe() -> str:
+    def describe(*extra: str) -> str:
         done = subprocess.run([sys.executable, "-m", "odh.training.cli", "describe", "mpijob",
-                               "gpt2-finetune", "-n", "team-nlp"], env=env,
+                               "gpt2-finetune", "-n", "team-nlp", *extra], env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     assert "Cost" not in describe()
+    assert json.loads(describe("-o", "json"))["cost"] is None
     with TrainingClient(kubeconfig=str(demo_cluster.kubeconfig("alice"))) as client:
         job = MPIJob.get("gpt2-finetune", "team-nlp", client=client)
         assert job.cost() is None
@@ -270,4 +271,7 @@ def test_describe_and_the_sdk_tell_the_cost_at_the_published_prices(admin, demo_
     assert abs(spent.total - hours * (4 * Decimal("2.50") + 34 * Decimal("0.10"))) < \
         Decimal("0.01")
     assert line.split("Cost:")[1].strip() == spent.text
+    record = json.loads(describe("-o", "json"))["cost"]
+    assert (record["currency"], record["finished"]) == ("USD", True)
+    assert record["text"].endswith("USD") and "Decimal" not in record["total"]
     assert A100 in out  # the assumed model is said
