@@ -284,6 +284,19 @@ def test_more_slots_than_cpus_on_a_cpu_job():
     assert found[0].message.startswith("Slots per worker (8) is more than CPUs per worker (4)")
 
 
+def test_a_trainjobs_processes_per_node_are_told_in_its_words():
+    from odh.training.kinds import kind_for_slug
+    trainjob = kind_for_slug("trainjob")
+    cpu_job = trainjob.new_spec(name="pi", namespace="team-nlp", image="quay.io/a/b:1",
+                                workers=2, cpu_per_worker="1", slots_per_worker=2)
+    (found,) = [f for f in validate_spec(cpu_job) if f.field == "slots_per_worker"]
+    assert found.message.startswith("Processes per node (2) is more than CPUs per node (1)")
+    gpu_job = dataclasses.replace(cpu_job, cpu_per_worker="8", gpus_per_worker=4)
+    (found,) = [f for f in validate_spec(gpu_job) if f.field == "slots_per_worker"]
+    assert "2 GPUs on each node stay idle" in found.message
+    assert "worker" not in found.message.lower()
+
+
 @pytest.mark.parametrize("slots", [0, -1, 5000])
 def test_slots_must_be_at_least_one(slots):
     assert only(good(slots_per_worker=slots, command=["mpirun", "python", "t.py"]),

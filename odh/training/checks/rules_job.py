@@ -288,27 +288,38 @@ def check_slots(spec: JobSpec, context: ValidationContext) -> Findings:
     slots = spec.slots_per_worker
     if slots is None:
         return
+    nodes = spec.kind.counts_nodes  # a TrainJob: processes per node, in upstream's words
     if not is_int(slots) or not 1 <= slots <= MAX_SLOTS_PER_WORKER:
-        yield FieldError("slots_per_worker", _("Slots per worker must be a whole number from 1 to "
-                                               "%(max)d: each slot runs one MPI rank.")
-                         % {"max": MAX_SLOTS_PER_WORKER})
+        yield FieldError("slots_per_worker", (
+            _("Processes per node must be a whole number from 1 to %(max)d: each runs one "
+              "rank.") if nodes else
+            _("Slots per worker must be a whole number from 1 to %(max)d: each slot runs one "
+              "MPI rank.")) % {"max": MAX_SLOTS_PER_WORKER})
         return
     gpus = spec.gpus_per_worker
     if is_int(gpus) and gpus > 0:
         values = {"slots": slots, "gpus": gpus, "idle": gpus - slots}
         if slots > gpus:
-            yield FieldError("slots_per_worker", _(
+            yield FieldError("slots_per_worker", (_(
+                "Processes per node (%(slots)d) is more than GPUs per node (%(gpus)d): use one "
+                "process per GPU.") if nodes else _(
                 "Slots per worker (%(slots)d) is more than GPUs per worker (%(gpus)d): each slot "
-                "runs one MPI rank; with GPUs use one slot per GPU.") % values, WARNING)
+                "runs one MPI rank; with GPUs use one slot per GPU.")) % values, WARNING)
         elif slots < gpus:
-            yield FieldError("slots_per_worker", _(
+            yield FieldError("slots_per_worker", (_(
+                "Processes per node (%(slots)d) is less than GPUs per node (%(gpus)d): %(idle)d "
+                "GPUs on each node stay idle unless your script starts its own processes; use "
+                "one process per GPU.") if nodes else _(
                 "Slots per worker (%(slots)d) is less than GPUs per worker (%(gpus)d): %(idle)d "
                 "GPUs on each Worker stay idle unless your script starts its own processes; "
-                "use one slot per GPU.") % values, WARNING)
+                "use one slot per GPU.")) % values, WARNING)
         return
     cpus = _whole_cpus(spec.cpu_per_worker)
     if cpus is not None and slots > cpus:
-        yield FieldError("slots_per_worker", _(
+        yield FieldError("slots_per_worker", (_(
+            "Processes per node (%(slots)d) is more than CPUs per node (%(cpus)s): the "
+            "processes share CPUs and run slower; use at most %(cpus)s processes or more "
+            "CPUs.") if nodes else _(
             "Slots per worker (%(slots)d) is more than CPUs per worker (%(cpus)s): the ranks "
-            "share CPUs and run slower; use at most %(cpus)s slots or more CPUs.")
+            "share CPUs and run slower; use at most %(cpus)s slots or more CPUs."))
             % {"slots": slots, "cpus": format_cpu(Decimal(cpus))}, WARNING)
