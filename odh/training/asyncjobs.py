@@ -152,6 +152,12 @@ class AsyncJob:
         """What the job has cost (TrainingJob.cost), or None without prices."""
         return await _run(self.job.cost)
 
+    async def get_metrics(self, names=None, start=None, end=None, *,
+                          prometheus: str | None = None) -> dict[str, dict[str, list[dict]]]:
+        """The job's series (TrainingJob.get_metrics)."""
+        return await _run(lambda: self.job.get_metrics(names, start, end,
+                                                       prometheus=prometheus))
+
     def watch(self, timeout: float | None = None) -> AsyncIterator[JobStatus]:
         return _iterate(lambda: self.job.watch(timeout))
 

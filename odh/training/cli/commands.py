@@ -352,6 +352,23 @@ def _logs(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     return OK
 
 
+# -- metrics -------------------------------------------------------------------------------
+def _metrics(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
+    """The series `MPIJob.get_metrics()` returns: as JSON that dict, as CSV a row a point."""
+    from odh.training.metrics.export import csv_text, read_series
+    try:
+        data = read_series(client, KINDS[args.kind], namespace, args.name, names=args.metric,
+                           start=args.start, end=args.end, prometheus=args.prometheus)
+    except ValueError as e:
+        _err(_("error: %(problem)s") % {"problem": e})
+        return BAD_INPUT
+    if args.output == "json":
+        dump(data, "json", out)
+    else:
+        out.write(csv_text(data))
+    return OK
+
+
 # -- waiting and changing ------------------------------------------------------------------
 def _await(client, name: str, namespace: str, kind: str, timeout: float,
            wait_for: str | None, out: TextIO) -> int:
@@ -434,5 +451,5 @@ def _delete(args: argparse.Namespace, client, namespace: str, out: TextIO) -> in
     return OK
 
 
-VERBS = {"get": _get, "describe": _describe, "logs": _logs, "wait": _wait,
+VERBS = {"get": _get, "describe": _describe, "logs": _logs, "metrics": _metrics, "wait": _wait,
          "suspend": _suspend, "resume": _resume, "delete": _delete}

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, command_line_flags, default_kind
+from odh.training.metrics.charts import CHART_KEYS
 
-VERBS = ("create", "get", "list", "describe", "logs", "wait", "suspend", "resume", "delete")
+VERBS = ("create", "get", "list", "describe", "logs", "metrics", "wait", "suspend", "resume",
+         "delete")
 # kubectl's spellings of a type: "mpijob", "mpijobs", "MPIJob"
 TYPE_WORDS = {**{slug: slug for slug in KINDS}, **{slug + "s": slug for slug in KINDS}}
 STATUSES = ("Pending", "Running", "Succeeded", "Failed", "Suspended")
@@ -52,6 +54,11 @@ def _output(parser: argparse.ArgumentParser, choices: Sequence[str]) -> None:
                         % {"formats": "|".join(choices)})
 
 
+def _prometheus(parser: argparse.ArgumentParser, text: str) -> None:
+    parser.add_argument("--prometheus", metavar="URL",
+                        default=os.environ.get("ODH_PROMETHEUS_URL", ""), help=text)
+
+
 def verb_parser(verb: str, prog: str) -> ArgumentParser:
     """The parser of one verb (its --help lists its flags)."""
     helps = {
@@ -61,6 +68,8 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
         "list": _("list training jobs with their status"),
         "describe": _("status, Workers, resources, events and the diagnosis of one job"),
         "logs": _("the log of the Launcher or of Workers"),
+        "metrics": _("a job's GPU, CPU and memory series, as the Metrics tab charts them, as "
+                     "CSV or JSON"),
         "wait": _("wait until a job has finished (or reached --for STATUS)"),
         "suspend": _("suspend a job: its Workers stop, it keeps its place"),
         "resume": _("resume a suspended job"),
@@ -138,11 +147,9 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
     elif verb == "describe":
         p.add_argument("-w", "--watch", action="store_true",
                        help=_("print again each time the job changes, until it has finished"))
-        p.add_argument("--prometheus", metavar="URL",
-                       default=os.environ.get("ODH_PROMETHEUS_URL", ""),
-                       help=_("the cluster's Prometheus query API (OpenShift: the Thanos "
-                              "querier), for memory peaks and GPU use in the diagnosis "
-                              "(default: $ODH_PROMETHEUS_URL)"))
+        _prometheus(p, _("the cluster's Prometheus query API (OpenShift: the Thanos "
+                         "querier), for memory peaks and GPU use in the diagnosis "
+                         "(default: $ODH_PROMETHEUS_URL)"))
         _output(p, ("json", "yaml"))
     elif verb == "logs":
         p.add_argument("--worker", type=int, default=None, metavar="N",
@@ -157,6 +164,19 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
         p.add_argument("-p", "--previous", action="store_true",
                        help=_("the crashed run: the log of the pod's container before it "
                               "last restarted"))
+    elif verb == "metrics":
+        _prometheus(p, _("the cluster's Prometheus query API (OpenShift: the Thanos "
+                         "querier) (default: $ODH_PROMETHEUS_URL)"))
+        p.add_argument("--metric", action="append", default=None, choices=list(CHART_KEYS),
+                       help=_("only this chart's series (repeat for more; default: all)"))
+        p.add_argument("--start", default=None, metavar="TIME",
+                       help=_("from TIME, e.g. 2025-01-31T12:00:00Z (default: the job's "
+                              "start)"))
+        p.add_argument("--end", default=None, metavar="TIME",
+                       help=_("until TIME (default: the job's end, or now)"))
+        p.add_argument("-o", "--output", default="csv", choices=["csv", "json"],
+                       help=_("output format: %(formats)s (default: csv)")
+                       % {"formats": "csv|json"})
     elif verb == "wait":
         p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                        help=_("give up after SECONDS (default: 3600; exit 1)"))

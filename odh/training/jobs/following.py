@@ -117,6 +117,20 @@ class JobFollowing:
         detail = job_detail(cluster, self.kind, self.namespace, self.name)
         return job_cost(prices, self.kind, detail.job, detail.summary.duration_seconds())
 
+    def get_metrics(self, names=None, start=None, end=None, *,
+                    prometheus: str | None = None) -> dict[str, dict[str, list[dict]]]:
+        """The job's series as the dashboard's Metrics tab charts them, read from the
+        cluster's Prometheus with your credentials: a dict by chart (`names`, by default
+        every one: "gpu_util", "gpu_memory", "cpu", "memory") of dicts by series
+        ("launcher", "worker-0", "worker-0 GPU 0") of points `{"time": "2025-01-31T12:00:00Z",
+        "value": 87.0}` (percent, bytes, cores). `start` and `end` (datetimes, or ISO 8601
+        texts) default to the job's whole run. `prometheus` is the query API's URL
+        (default: $ODH_PROMETHEUS_URL); ClusterUnavailable when there is none or it does
+        not answer."""
+        from odh.training.metrics.export import read_series
+        return read_series(self.client, self.kind, self.namespace, self.name, names=names,
+                           start=start, end=end, prometheus=prometheus)
+
     def diagnose(self):
         """Why the job failed, waits or looks unwell, and what to do (None: all is well)."""
         return self.client.diagnose(self.name, self.namespace, self.kind)

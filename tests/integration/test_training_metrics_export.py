@@ -1,0 +1,93 @@
+"""A running demo job's series exported, as alice: the SDK's `get_metrics()` and
+`odh training metrics` (a process with her kubeconfig) against the demo simcluster's
+Prometheus give the same points; without a Prometheus the CLI says how to name one."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from odh.training import MPIJob, errors
+from odh.training.sdk import TrainingClient
+from tests import simcluster_process
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB, PROJECT = "sd-finetune", "team-cv"
+
+pytestmark = pytest.mark.xdist_group("metrics-export")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    sim = simcluster_process.start(tmp_path_factory.mktemp("export") / "state",
+                                   scenario="demo", speed=50)
+    yield sim
+    sim.stop()
+
+
+@pytest.fixture(scope="module")
+def job(cluster):
+    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
+        yield MPIJob.get(JOB, PROJECT, client=client)
+
+
+def odh(cluster, *args: str, prometheus: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, KUBECONFIG=str(cluster.kubeconfig("alice")), PYTHONPATH=str(ROOT))
+    env.pop("ODH_PROMETHEUS_URL", None)
+    if prometheus:
+        env["ODH_PROMETHEUS_URL"] = cluster.prometheus_url
+    return subprocess.run([sys.executable, "-m", "odh.training.cli", "metrics", "mpijob", JOB,
+                           "-n", PROJECT, *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_clis_csv_rows_are_the_sdks_series(cluster, job):
+    # the range fixed, so both read the same instants
+    sdk = job.get_metrics(prometheus=cluster.prometheus_url)
+    end = max(p["time"] for series in sdk["gpu_util"].values() for p in series)
+    start = min(p["time"] for series in sdk["gpu_util"].values() for p in series)
+    sdk = job.get_metrics(start=start, end=end, prometheus=cluster.prometheus_url)
+    assert sorted(sdk) == ["cpu", "gpu_memory", "gpu_util", "memory"]
+    gpus = sdk["gpu_util"]
+    assert gpus and all(name.startswith("worker-") and " GPU " in name for name in gpus)
+    assert all(0 <= p["value"] <= 100 for points in gpus.values() for p in points)
+
+    done = odh(cluster, "--start", start, "--end", end)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0] == ["series", "time", "value"]
+    expected = [(f"{chart}/{name}", p["time"], p["value"])
+                for chart, by_name in sdk.items() for name, points in by_name.items()
+                for p in points]
+    assert [(series, t, float(v)) for series, t, v in rows[1:]] == expected
+    assert len(expected) > 10
+
+    as_json = odh(cluster, "--start", start, "--end", end, "-o", "json", "--metric", "cpu")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == {"cpu": sdk["cpu"]}
+
+
+def test_without_a_prometheus_both_say_how_to_name_one(cluster, job, monkeypatch):
+    monkeypatch.delenv("ODH_PROMETHEUS_URL", raising=False)
+    with pytest.raises(errors.ClusterUnavailable, match="ODH_PROMETHEUS_URL"):
+        job.get_metrics()
+    done = odh(cluster, prometheus=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "No Prometheus to read metrics from: set ODH_PROMETHEUS_URL" in done.stderr
+
+
+def test_a_prometheus_that_does_not_answer_is_named(cluster, job):
+    with pytest.raises(errors.ClusterUnavailable, match="could not be reached"):
+        job.get_metrics(prometheus=f"https://127.0.0.1:{simcluster_process.free_port()}")
+
+
+def test_an_unknown_chart_name_lists_the_known_ones(job, cluster):
+    with pytest.raises(ValueError, match="gpu_util, gpu_memory, cpu, memory"):
+        job.get_metrics(names=["loss"], prometheus=cluster.prometheus_url)
