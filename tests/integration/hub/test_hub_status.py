@@ -47,7 +47,10 @@ def test_viewers_hear_the_hub_lose_the_cluster_and_find_it_again(tmp_path_factor
                 return "up" in told[told.index("down"):]
             wait_until(up_again, 90, message=lambda: f"'up' after 'down'; got {states(pages)}")
             assert hub.sees_cluster() and hub.stats()["sees_cluster"] is True
-            assert all(w.synced.is_set() for w in hub.watches)
+            # every watch lists again (each after its own back-off, some a moment later)
+            wait_until(lambda: all(w.synced.is_set() for w in hub.watches), 30,
+                       message=lambda: str([w.resource.title for w in hub.watches
+                                            if not w.synced.is_set()]))
     finally:
         sim.stop()
 
