@@ -82,6 +82,7 @@ urlpatterns = [
     path(JOB + "notify/", notifications.notify_job, name="training-job-notify"),
     path(JOB + "queue/", jobs.job_queue, name="training-job-queue"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
+    path(JOB + "metrics.csv", metrics.job_metrics_csv, name="training-job-metrics-csv"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
     path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),
     path(JOB + "diagnosis/dismiss/", diagnosis.job_diagnosis_dismiss,

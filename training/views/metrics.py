@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -183,6 +184,8 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
     context.update({
         "metrics": result, "metrics_charts": charts, "metrics_meta": meta,
         "metrics_json_url": reverse("training-job-metrics", args=[project, kind.slug, name]),
+        "metrics_csv_url": reverse("training-job-metrics-csv", args=[project, kind.slug, name]),
+        "metrics_export_query": urlencode(query),
         "metrics_interval": settings.METRICS_REFRESH_SECONDS * 1000,
         "metrics_gpu_fallback": result.gpu_metric == m.GPU_UTIL,
     })
@@ -195,6 +198,40 @@ def _json_error(message: str, status: int) -> JsonResponse:
     return response
 
 
+def _metrics_for(request: HttpRequest, project: str, kind: str, name: str
+                 ) -> tuple[object, None] | tuple[None, tuple[str, int]]:
+    """The job's series over the request's `range` (and `since`, `end`): (result, None), or
+    (None, (what went wrong, status))."""
+    job_kind = KINDS.get(kind)
+    if job_kind is None or not is_namespace_name(project) or not is_object_name(name):
+        return None, (_("There is no such job."), 404)
+    if not settings.PROMETHEUS_URL:
+        return None, (_("Metrics are not set up: PROMETHEUS_URL is not configured."), 503)
+    rng = m.time_range(request.GET.get("range"))
+    since = end = None
+    if request.GET.get("since"):
+        since = m.parse_iso(request.GET["since"])
+        if since is None or not params.timestamp_in_range(since):
+            return None, (_("“since” must be a time such as 2025-01-31T12:00:00Z."), 400)
+    if request.GET.get("end"):
+        end = m.parse_iso(request.GET["end"])
+        if end is None or not params.timestamp_in_range(end):
+            return None, (_("“end” must be a time such as 2025-01-31T12:00:00Z."), 400)
+        end = min(end, datetime.now(UTC).timestamp())
+    try:
+        check_pods_access(request, project)  # a plain Prometheus would answer anyone
+        with prometheus_for(request) as client:
+            return _job_metrics(request, client, project, job_kind, name, rng, end, since), None
+    except errors.Unauthorized as e:
+        return None, (e.message, 401)
+    except errors.Forbidden as e:
+        return None, (e.message, 403)
+    except errors.ClusterUnavailable as e:
+        return None, (e.message, 503)
+    except errors.ClusterError as e:
+        return None, (e.message, 502)
+
+
 @require_GET
 def job_metrics_json(request: HttpRequest, project: str, kind: str,
                      name: str) -> JsonResponse:
@@ -202,37 +239,33 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
     with `end`, the range ending then rather than now (a finished job's whole run).
 
     The Metrics tab fetches its charts' points from here once drawn (the page carries only
-    their tables), then polls with `since` for new ones."""
-    job_kind = KINDS.get(kind)
-    if job_kind is None or not is_namespace_name(project) or not is_object_name(name):
-        return _json_error(_("There is no such job."), 404)
-    if not settings.PROMETHEUS_URL:
-        return _json_error(_("Metrics are not set up: PROMETHEUS_URL is not configured."), 503)
-    rng = m.time_range(request.GET.get("range"))
-    since = end = None
-    if request.GET.get("since"):
-        since = m.parse_iso(request.GET["since"])
-        if since is None or not params.timestamp_in_range(since):
-            return _json_error(_("“since” must be a time such as 2025-01-31T12:00:00Z."), 400)
-    if request.GET.get("end"):
-        end = m.parse_iso(request.GET["end"])
-        if end is None or not params.timestamp_in_range(end):
-            return _json_error(_("“end” must be a time such as 2025-01-31T12:00:00Z."), 400)
-        end = min(end, datetime.now(UTC).timestamp())
-    try:
-        check_pods_access(request, project)  # a plain Prometheus would answer anyone
-        with prometheus_for(request) as client:
-            result = _job_metrics(request, client, project, job_kind, name, rng, end, since)
-    except errors.Unauthorized as e:
-        return _json_error(e.message, 401)
-    except errors.Forbidden as e:
-        return _json_error(e.message, 403)
-    except errors.ClusterUnavailable as e:
-        return _json_error(e.message, 503)
-    except errors.ClusterError as e:
-        return _json_error(e.message, 502)
+    their tables), then polls with `since` for new ones; with `download`, the same as a
+    file (the tab's "Download as JSON")."""
+    result, problem = _metrics_for(request, project, kind, name)
+    if problem is not None:
+        return _json_error(*problem)
     response = JsonResponse(result.as_dict())
     response["Cache-Control"] = "no-store"
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{name}-metrics.json"'
+    return response
+
+
+@require_GET
+def job_metrics_csv(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
+    """The Metrics tab's charts over the range shown, as CSV (`series,time,value`, series
+    as `<chart>/<series>`: the CLI's `odh training metrics -o csv`)."""
+    from odh.training.metrics.export import as_series, chart_names, csv_text
+
+    result, problem = _metrics_for(request, project, kind, name)
+    if problem is not None:
+        message, status = problem
+        return HttpResponse(message + "\n", status=status,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(csv_text(as_series(result, chart_names(None))),
+                            content_type="text/csv; charset=utf-8")
+    response["Cache-Control"] = "no-store"
+    response["Content-Disposition"] = f'attachment; filename="{name}-metrics.csv"'
     return response
 
 

@@ -272,3 +272,39 @@ def test_metrics_tab_says_which_time_zone_its_times_are_in(alice):
     body = alice.get(BERT, {"tab": "metrics", "range": "1h"}).content.decode()
     assert "Last 1h, one point every" in _text(body)
     assert "Times are in the Asia/Tokyo time zone." in _text(body)
+
+
+def test_the_tabs_data_downloads_as_csv_and_json_for_the_range_shown(alice):
+    """The Metrics tab's "Download as CSV" / "Download as JSON": the charts' points over
+    the range the tab shows, as files; the CSV's rows are the JSON's points."""
+    import csv
+    import io
+
+    tab = alice.get(BERT, {"tab": "metrics", "range": "15m"}).content.decode()
+    csv_url = re.search(r'<a href="([^"]*metrics\.csv[^"]*)" download>Download as CSV</a>',
+                        tab).group(1)
+    json_url = re.search(r'<a href="([^"]*metrics\.json[^"]*)" download>Download as JSON</a>',
+                         tab).group(1)
+    assert "range=15m" in csv_url and "range=15m" in json_url
+    got = alice.get(html.unescape(csv_url))
+    assert got.status_code == 200 and got["Content-Type"].startswith("text/csv")
+    assert got["Content-Disposition"] == 'attachment; filename="bert-large-pretrain-metrics.csv"'
+    rows = list(csv.DictReader(io.StringIO(got.content.decode())))
+    data = alice.get(html.unescape(json_url))
+    assert data["Content-Disposition"].startswith("attachment;")
+    charts = data.json()["charts"]
+    points = {(f"{key}/{s['name']}", t) for key, chart in charts.items()
+              for s in chart["series"] for t, y in zip(s["t"], s["y"], strict=True)
+              if y is not None}
+    assert rows and {"series", "time", "value"} == set(rows[0])
+    from odh.training.metrics.charts import parse_iso
+    assert {(r["series"], round(parse_iso(r["time"]))) for r in rows} == points
+    assert {r["series"].split("/")[0] for r in rows} == {"gpu_util", "gpu_memory", "cpu",
+                                                         "memory"}
+
+
+def test_bob_may_not_download_team_nlps_metrics(bob):
+    url = reverse("training-job-metrics-csv", args=["team-nlp", "mpijob", "bert-large-pretrain"])
+    got = bob.get(url, {"range": "15m"})
+    assert got.status_code == 403
+    assert got["Content-Type"].startswith("text/plain") and "team-nlp" in got.content.decode()
