@@ -21,8 +21,6 @@ from tests import simcluster_process
 ROOT = Path(__file__).resolve().parents[2]
 JOB, PROJECT = "sd-finetune", "team-cv"
 
-pytestmark = pytest.mark.xdist_group("metrics-export")
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
