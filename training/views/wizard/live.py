@@ -4,6 +4,7 @@ changed, the live resource check, and the check's suggested fixes applied to the
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -31,11 +32,17 @@ def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> d
     merged = changes.with_workers_chosen(posting.merge_post(draft.data, request.POST, step),
                                         draft.data)
     if only in formfields.STEP_FIELDS[step]:
-        written = {**draft.data, only: merged.get(only, "")}
-        draft.data = changes.with_workers_chosen(written, draft.data)
+        # the one field, on the draft as it is now: checks of other fields (and the step's
+        # own post) may have written since this request read it, and must not be undone
+        with transaction.atomic():
+            fresh = WizardDraft.objects.select_for_update().get(pk=draft.pk)
+            written = {**fresh.data, only: merged.get(only, "")}
+            fresh.data = changes.with_workers_chosen(written, fresh.data)
+            fresh.save(update_fields=["data", "updated"])
+        draft.data = fresh.data
     else:
         draft.data = merged
-    draft.save()
+        draft.save()
     return merged
 
 
