@@ -106,6 +106,7 @@ from training.live.subscriptions import (
     ViewState,
 )
 from training.monitoring import exposition as monitoring
+from training.web.localtime import COOKIE as TZ_COOKIE
 
 log = logging.getLogger("training.live")
 
@@ -169,6 +170,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
                 await self.refuse(SIGN_IN, _("Sign in again to see live updates."))
             return
         self.view.username = self.person.username  # whose notices it may follow
+        self.view.time_zone = str((self.scope.get("cookies") or {}).get(TZ_COOKIE, ""))
         try:
             wanted = subscriptions.parse_query(self.scope.get("query_string", b""))
             subscriptions.parse_page(self.scope.get("query_string", b""), self.view)
@@ -272,6 +274,9 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
 
     async def hub_notice(self, message: dict[str, Any]) -> None:
         await self.route(message)  # a notice for the person's bell (notice_subscriptions)
+
+    async def hub_notices_read(self, message: dict[str, Any]) -> None:
+        await self.route(message)  # read in another tab: the bell's count
 
     async def hub_status(self, message: dict[str, Any]) -> None:
         """The watch hub says whether it sees the cluster (training/live/hub/status.py)."""

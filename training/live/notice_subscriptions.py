@@ -13,16 +13,24 @@ hears another's notices. On every (re)connect the page gets
 notice it sends `{"type": "hub.notice", "notice": {...}, "unread": n}` to the group
 (training/live/hub/notifying.py), and each socket sends its page
 `{"type": "notice", "unread": n, "html": <the list item>, "text": <what is said aloud>,
-"title": ..., "body": ...}` in its viewer's language (static/js/bell.js).
+"title": ..., "body": ...}` in its viewer's language and time zone (static/js/bell.js).
+When the person opens the drawer in one tab (the notices are marked read), the web process
+sends `{"type": "hub.notices_read", "unread": n}` to the same group (`tell_read`), and every
+other tab of theirs, on any web process, gets `{"type": "notices", "unread": n}`: the count
+goes down everywhere at once.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from odh.training.cluster.access import Access
@@ -38,6 +46,8 @@ from training.live.subscription_kinds import (
     SubscriptionKind,
     ViewState,
 )
+
+log = logging.getLogger("training.live")
 
 SHOWN = 20  # the drawer lists the newest notices
 NOBODY = Access("get", "")  # never asked: access is the person's own name (authorize)
@@ -86,6 +96,27 @@ def spoken(notice: dict[str, Any]) -> tuple[str, str]:
     return _("Notifications"), str(notice.get("text") or "")
 
 
+def tell_read(username: str, unread: int) -> None:
+    """The person's other tabs: their notices were read (from a web request). A channel
+    layer that cannot be reached costs those tabs only a stale count until they reload."""
+    try:
+        async_to_sync(get_channel_layer().group_send)(
+            notices_group(username), {"type": "hub.notices_read", "unread": unread})
+    except Exception:
+        log.warning("could not tell %s's other tabs that their notices were read", username,
+                    exc_info=True)
+
+
+def _in_viewer_zone(view: ViewState):
+    """Times as the socket's person reads them: their browser's zone (the cookie
+    training/web/localtime.py reads for pages), else UTC."""
+    from training.web.localtime import zone_named
+
+    zone = zone_named(view.time_zone)
+    return timezone.override(zone) if zone is not None else timezone.override(
+        timezone.get_default_timezone())
+
+
 def recent(username: str) -> tuple[int, list[dict[str, Any]]]:
     """The person's unread count and newest notices (blocking: the database)."""
     from training.models import Notification
@@ -113,14 +144,17 @@ class PersonNotices(SubscriptionKind):
     def snapshot(self, client: ClusterClient, sub: Subscription, view: ViewState,
                  now: datetime) -> list[Frame]:
         unread, notices = recent(sub.value)
-        return [{"type": "notices", "unread": unread, "html": render_list(notices)}]
+        with _in_viewer_zone(view):
+            return [{"type": "notices", "unread": unread, "html": render_list(notices)}]
 
     def on_message(self, sub: Subscription, message: dict[str, Any],
                    view: ViewState) -> list[Frame]:
+        if message.get("type") == "hub.notices_read":
+            return [{"type": "notices", "unread": int(message.get("unread") or 0)}]
         if message.get("type") != "hub.notice":
             return []
         notice = message.get("notice") or {}
-        with in_viewer_language():
+        with in_viewer_language(), _in_viewer_zone(view):
             title, body = spoken(notice)
             text = _("New notification: %(title)s. %(body)s") % {"title": title, "body": body}
             return [{"type": "notice", "unread": int(message.get("unread") or 0),

@@ -97,6 +97,8 @@ class ViewState:
     tab: str = ""
     # the signed-in person's user name (the session's): whose notices the bell may follow
     username: str = ""
+    # the browser's time zone (the cookie pages read: training/web/localtime.py), "" if none
+    time_zone: str = ""
 
     def wants_events(self) -> bool:
         return self.tab in ("", "events")

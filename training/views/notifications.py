@@ -214,12 +214,15 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def notices_read(request: HttpRequest) -> HttpResponse:
-    """The bell's drawer opened: its list, the unread ones still marked new, then all read."""
-    from training.live.notice_subscriptions import recent, render_list
+    """The bell's drawer opened: its list, the unread ones still marked new, then all read
+    (in the person's other tabs too: their bells hear it over their sockets)."""
+    from training.live.notice_subscriptions import recent, render_list, tell_read
 
     username = _username(request)
-    _unread, notices = recent(username)
+    unread, notices = recent(username)
     Notification.objects.filter(username=username, read=False).update(read=True)
+    if unread:
+        tell_read(username, 0)
     return HttpResponse(render_list(notices))
 
 

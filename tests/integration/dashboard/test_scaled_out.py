@@ -109,7 +109,9 @@ def deployment(demo_cluster, tmp_path_factory):
                CLUSTER_KUBECONFIG=str(demo_cluster.kubeconfig("dashboard")),
                OAUTH_CLIENT_ID="mpijob-dashboard",
                OAUTH_CLIENT_SECRET="mpijob-dashboard-demo-secret",
-               PROMETHEUS_URL=demo_cluster.prometheus_url, ALLOWED_HOSTS="127.0.0.1,localhost")
+               PROMETHEUS_URL=demo_cluster.prometheus_url, ALLOWED_HOSTS="127.0.0.1,localhost",
+               EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
+               EMAIL_FILE_PATH=str(work / "mail"))
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                    cwd=ROOT, env=env, check=True)
     started = []
@@ -124,7 +126,8 @@ def deployment(demo_cluster, tmp_path_factory):
                           url=f"http://127.0.0.1:{port}")
             started.append(web)
             webs.append(web)
-        yield {"webs": webs, "watcher": watcher, "database_url": database_url}
+        yield {"webs": webs, "watcher": watcher, "database_url": database_url,
+               "mail": work / "mail"}
     finally:
         for process in started:
             process.kill()
@@ -136,8 +139,9 @@ def deployment(demo_cluster, tmp_path_factory):
 class Viewer:
     """A browser tab's live socket (aiohttp, on a loop of its own): every frame it got."""
 
-    def __init__(self, url: str, cookie: str, query: str) -> None:
+    def __init__(self, url: str, cookie: str, query: str, time_zone: str = "") -> None:
         self.url, self.cookie, self.query = url, cookie, query
+        self.time_zone = time_zone
         self.frames: list[str] = []
         self.closed = threading.Event()
         self.ready = threading.Event()
@@ -148,7 +152,10 @@ class Viewer:
     async def _follow(self) -> None:
         import aiohttp
 
-        headers = {"Origin": self.url, "Cookie": f"{SESSION_COOKIE}={self.cookie}"}
+        cookies = f"{SESSION_COOKIE}={self.cookie}"
+        if self.time_zone:  # as the browser's dashboard.js sets it
+            cookies += f"; dashboard_tz={self.time_zone}"
+        headers = {"Origin": self.url, "Cookie": cookies}
         ws_url = self.url.replace("http://", "ws://") + f"/ws/live/?{self.query}"
         try:
             async with aiohttp.ClientSession() as session, \
@@ -169,6 +176,10 @@ class Viewer:
         said = [m.group(1) for f in self.frames
                 for m in re.finditer(r'id="job-header-status".*?data-status="(\w+)"', f, re.S)]
         return bool(said) and said[-1] == status
+
+    def messages(self, kind: str) -> list[dict]:
+        return [m for m in (json.loads(f) for f in self.frames if f.startswith("{"))
+                if m.get("type") == kind]
 
 
 def _suspend(custom, name: str, suspended: bool) -> None:
@@ -272,3 +283,61 @@ def test_a_job_that_finishes_while_runwatcher_is_down_gets_one_history_record(
     watcher.start()  # a second start reads the same finished job: still one record
     assert records() == 1
     assert transitions() == [("", "Succeeded")]
+
+
+def _emails_about(mail_dir, job: str) -> int:
+    """Messages the file email backend wrote whose subject names `job`."""
+    files = list(mail_dir.glob("*.log")) if mail_dir.exists() else []
+    return sum(1 for f in files for line in f.read_text(errors="replace").splitlines()
+               if line.startswith("Subject:") and job in line)
+
+
+def test_a_failure_is_told_once_by_email_and_live_to_every_tab_on_either_web_process(
+        deployment, demo_cluster):
+    """Alice's bell on one web process hears of her job's failure from runwatcher (through
+    Redis), in her own time zone; her email arrives once; reading her notices in a tab on the
+    other web process clears the count in this one."""
+    webs = deployment["webs"]
+    for web in webs:  # an earlier test killed one
+        if web.process.poll() is not None:
+            web.start()
+    browser = sign_in_over_http(demo_cluster, webs[0].url, "alice")
+    cookie = browser.cookies[SESSION_COOKIE]
+    browser.get(webs[0].url + "/notifications/", timeout=10)  # her default subscription
+    saved = browser.post(webs[0].url + "/notifications/", timeout=10, data={
+        "scope": "mine", "statuses": ["Failed"], "email": "alice@example.com",
+        "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+        headers={"Referer": webs[0].url + "/notifications/"})
+    assert saved.status_code == 200 and "Subscription saved." in saved.text, saved.text
+    tab = Viewer(webs[1].url, cookie, "notices=alice", time_zone="Asia/Tokyo")
+    assert tab.ready.wait(WAIT), tab.frames
+    name = f"scaled-fails-{uuid.uuid4().hex[:5]}"
+    with demo_cluster.api_client("alice") as api:
+        custom = k8s.CustomObjectsApi(api)
+        custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
+                                               mpijob(name, workers=1, run_seconds=30,
+                                                      annotations={
+            "opendatahub.io/username": "alice", "simcluster.io/failure": "oom",
+            "simcluster.io/failure-after-seconds": "2"}))
+        try:
+            wait_until(lambda: any(name in m["html"] for m in tab.messages("notice")), 120,
+                       message=lambda: tab.frames[-3:] + [deployment["watcher"].log()[-3000:]])
+            (notice,) = [m for m in tab.messages("notice") if name in m["html"]]
+            assert notice["unread"] >= 1 and "Failed" in notice["html"]
+            assert notice["body"] and notice["body"] in notice["html"]  # the headline
+            assert "JST" in notice["html"]  # her zone, not the server's UTC
+            wait_until(lambda: _emails_about(deployment["mail"], name) >= 1, WAIT,
+                       message="her email")
+
+            # read in a tab on the other web process: this tab's count goes to 0
+            read = browser.post(webs[0].url + "/notifications/read/", timeout=10,
+                                headers={"X-CSRFToken": browser.cookies["csrftoken"],
+                                         "Referer": webs[0].url + "/jobs/"})
+            assert read.status_code == 200 and name in read.text
+            wait_until(lambda: any(m.get("unread") == 0 for m in tab.messages("notices")[1:]),
+                       WAIT, message=lambda: tab.frames[-3:])
+            assert len([m for m in tab.messages("notice") if name in m["html"]]) == 1
+            assert _emails_about(deployment["mail"], name) == 1
+        finally:
+            custom.delete_namespaced_custom_object("kubeflow.org", "v2beta1", NS, "mpijobs",
+                                                   name)

@@ -2,7 +2,8 @@
 one Redis, against the demo cluster, alice's webhook a local receiver that checks the HMAC.
 
 - A job of hers fails while both watch: exactly one delivery reaches the receiver, sent in
-  one attempt (a second watcher's send would have had to claim it again).
+  one attempt (a second watcher's send would have had to claim it again), and exactly one
+  email (Django's file backend, shared by both watchers).
 - Another fails, and both watchers are killed while the receiver holds that delivery (it
   got the body; the watcher never learnt the answer). Started again, a watcher claims the
   delivery once its claim has expired and sends it again with the same X-ODH-Delivery id,
@@ -56,7 +57,9 @@ class _Watcher(Watcher):
 
         def with_redis(**extra: str) -> dict[str, str]:
             return dict(env(**extra), REDIS_URL=redis_url, NOTIFY_WEBHOOK_ALLOW="127.0.0.1",
-                        NOTIFY_CLAIM_SECONDS=str(CLAIM_SECONDS))
+                        NOTIFY_CLAIM_SECONDS=str(CLAIM_SECONDS),
+                        EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
+                        EMAIL_FILE_PATH=str(log_path.parent / "mail"))
 
         db.env = with_redis
         try:
@@ -68,7 +71,8 @@ class _Watcher(Watcher):
 def _subscribe(db: Database, url: str) -> None:
     code = ("from training.models import NotificationSubscription as S; "
             f"S.objects.create(username='alice', scope='mine', statuses=['Failed'], "
-            f"in_dashboard=False, webhook_url={url!r}, webhook_secret={SECRET!r})")
+            f"in_dashboard=False, email='alice@example.com', webhook_url={url!r}, "
+            f"webhook_secret={SECRET!r})")
     result = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT,
                             env=db.env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -95,12 +99,18 @@ def test_one_webhook_delivery_per_failure_across_watchers_and_a_kill_mid_deliver
             for watcher in watchers:
                 watcher.wait_ready()
 
-            def deliveries(name: str) -> list[tuple]:
+            def deliveries(name: str, channel: str = "webhook") -> list[tuple]:
                 rows = db.query(
-                    "SELECT d.id, d.state, d.attempts, d.status_code, t.name, t.to_status "
-                    "FROM training_notificationdelivery d JOIN training_jobtransition t ON "
-                    "t.id = d.transition_id ORDER BY d.id")
-                return [row[:4] for row in rows if row[4:] == (name, "Failed")]
+                    "SELECT d.id, d.state, d.attempts, d.status_code, t.name, t.to_status, "
+                    "d.channel FROM training_notificationdelivery d JOIN "
+                    "training_jobtransition t ON t.id = d.transition_id ORDER BY d.id")
+                return [row[:4] for row in rows if row[4:] == (name, "Failed", channel)]
+
+            def emails(name: str) -> int:
+                mail = tmp_path / "mail"
+                return sum(1 for f in (mail.glob("*.log") if mail.exists() else [])
+                           for line in f.read_text(errors="replace").splitlines()
+                           if line.startswith("Subject:") and name in line)
 
             def received(name: str) -> list[tuple]:
                 return [(signed, body) for _path, signed, body in receiver.received
@@ -114,6 +124,8 @@ def test_one_webhook_delivery_per_failure_across_watchers_and_a_kill_mid_deliver
             assert (attempts, code) == (1, 204)
             ((signed, body),) = received("fails-watched")
             assert signed and (body["to"], body["project"]) == ("Failed", "team-nlp")
+            wait_until(lambda: emails("fails-watched") == 1, 60, message="her one email")
+            assert [row[1:3] for row in deliveries("fails-watched", "email")] == [("sent", 1)]
 
             # both killed while the receiver holds the delivery, then started again
             jobs.create(_fails("cut-mid-send"))
@@ -133,6 +145,7 @@ def test_one_webhook_delivery_per_failure_across_watchers_and_a_kill_mid_deliver
             ids = [i for i in receiver.ids if i == str(pk)]
             assert ids == [str(pk), str(pk)]  # the same X-ODH-Delivery: one, once dropped
             assert len(received("fails-watched")) == 1  # nothing sent again
+            assert emails("fails-watched") == 1
             for watcher in watchers:
                 assert watcher.process.poll() is None, watcher.log()
                 assert "Traceback" not in watcher.log(), watcher.log()
