@@ -101,7 +101,8 @@ def cluster_overview(request: HttpRequest) -> HttpResponse:
     context = {**costs.cost_context(period, costs.chargeback(period), ("project", "person"),
                                     reverse("training-cluster-overview"),
                                     reverse("training-cluster-chargeback"),
-                                    reverse("training-cluster-prices")),
+                                    reverse("training-cluster-prices"),
+                                    costs.running_now(state.jobs, state.observed_at)),
                "overview": result, "chart_data": _chart_data(result),
                # the longest waiting; with thousands waiting the rest are counted
                "waiting_shown": f":{WAITING_SHOWN}",

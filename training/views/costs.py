@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods
 from odh.training import cost
 from odh.training.cost import PriceError, Prices
 from odh.training.kinds import KINDS, default_kind
+from odh.training.status.summary import Phase
 from training import prices
 from training.cluster import user_client
 from training.models import JobHistory
@@ -172,6 +173,18 @@ def chargeback(period: Period, rows=None) -> cost.Chargeback:
     return cost.chargeback(history_records(rows), current, prices.assumed(current))
 
 
+def running_now(jobs, now: datetime) -> cost.Chargeback:
+    """The jobs running now, each charged from its start to `now` ((manifest, summary)
+    pairs). Said apart from the period's figures: those count finished jobs, as the history
+    records them, so that a chargeback never changes once its period is over."""
+    current = prices.current()
+    records = [cost.Record(project=s.namespace, person=s.created_by, kind=s.kind,
+                           name=s.name, uid=s.uid, spec=job, seconds=s.duration_seconds(now),
+                           gpu_hours=None)
+               for job, s in jobs if s.status == Phase.RUNNING]
+    return cost.chargeback(records, current, prices.assumed(current) if records else "")
+
+
 def cluster_chargeback_csv(request: HttpRequest) -> HttpResponse:
     with user_client(request) as client:
         if not cluster_admin(request, client):
@@ -194,9 +207,10 @@ TOP = 10
 
 
 def cost_context(period: Period, charges: cost.Chargeback, by: tuple[str, ...],
-                 cost_url: str, csv_url: str = "", price_url: str = "") -> dict:
+                 cost_url: str, csv_url: str = "", price_url: str = "",
+                 running: cost.Chargeback | None = None) -> dict:
     """What training/partials/cost_period.html shows: `by` the tables, among "project",
-    "person" and "job" (the top TOP of each)."""
+    "person" and "job" (the top TOP of each), and the jobs `running` now, apart."""
     titles = {"project": (_("By project"), _("Project"), charges.by_project),
               "person": (_("Top consumers by person"), _("Person"), charges.by_person),
               "job": (_("Top consumers by job"), _("Job"), charges.by_job)}
@@ -204,4 +218,5 @@ def cost_context(period: Period, charges: cost.Chargeback, by: tuple[str, ...],
                "lines": titles[key][2][:TOP] if key != "project" else titles[key][2]}
               for key in by]
     return {"period": period, "charges": charges, "cost_tables": tables,
-            "cost_url": cost_url, "csv_url": csv_url, "price_url": price_url}
+            "cost_url": cost_url, "csv_url": csv_url, "price_url": price_url,
+            "running": running if running is not None and running.charges else None}

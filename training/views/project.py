@@ -80,6 +80,11 @@ def project_page(request: HttpRequest, project: str) -> HttpResponse:
              "rows": _gpus_now(summaries, lambda s: s.name)}],
         "jobs_url": f"{reverse('training-job-list')}?project={project}",
         **costs.cost_context(period, charges, ("person", "job"),
-                             reverse("training-project", args=[project])),
+                             reverse("training-project", args=[project]),
+                             running=costs.running_now(
+                                 [(listing.objects[(s.namespace, s.kind.slug, s.name)][0], s)
+                                  for s in summaries
+                                  if (s.namespace, s.kind.slug, s.name) in listing.objects],
+                                 now)),
     }
     return render_page(request, "training/project_page.html", context, "project-numbers")

@@ -275,3 +275,31 @@ def test_describe_and_the_sdk_tell_the_cost_at_the_published_prices(admin, demo_
     assert (record["currency"], record["finished"]) == ("USD", True)
     assert record["text"].endswith("USD") and "Decimal" not in record["total"]
     assert A100 in out  # the assumed model is said
+
+
+def _running_now(body: str) -> tuple[int, Decimal, str]:
+    """(jobs, GPU-hours, the rest) of the "Running now" line of a period's figures."""
+    import re
+    said = text_of(body, "cost-running")
+    found = re.search(r": (\d+) jobs?, ([\d.,]+) GPU-hours since (?:it|they) started(.*)", said)
+    assert found, said
+    return int(found[1]), Decimal(found[2].replace(",", "")), found[3]
+
+
+def test_jobs_running_now_are_said_apart_from_the_periods_figures(alice, admin):
+    """The period's figures count finished jobs (a chargeback does not change once its
+    period is over); what runs now is told beside them, from each start to now."""
+    body = alice.get(reverse("training-project", args=["team-nlp"])).content.decode()
+    jobs, hours, rest = _running_now(body)
+    assert jobs >= 1 and hours > 0  # bert-large-pretrain, among others, holds GPUs now
+    assert "so far" not in rest  # no price: hours only
+    _set_prices(gpu="2.50")
+    body = alice.get(reverse("training-project", args=["team-nlp"])).content.decode()
+    assert_valid(body)
+    _jobs, hours, rest = _running_now(body)
+    amount = Decimal(rest.split(",", 1)[1].split()[0].replace(",", ""))
+    assert rest.strip().endswith("USD so far.")
+    assert abs(amount - hours * Decimal("2.50")) <= Decimal("0.02")  # GPU-hours x price
+    overview = admin.get(reverse("training-cluster-overview")).content.decode()
+    everywhere, all_hours, _rest = _running_now(overview)
+    assert everywhere >= jobs and all_hours >= hours
