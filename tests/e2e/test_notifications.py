@@ -128,6 +128,65 @@ def test_alice_hears_of_her_failed_job_in_the_bell_and_by_a_signed_webhook(
     expect(deliveries.filter(has_text="In the dashboard")).to_have_count(1)
 
 
+# The browser's own notification is drawn by the operating system, out of the page's reach:
+# the page's Notification is wrapped to record what it is asked to show (the real one is
+# still called), and the page is told it is in the background, as when another tab is in
+# front (headless Chromium always says "visible").
+_RECORD_DEVICE_NOTIFICATIONS = """
+(() => {
+  const Real = window.Notification;
+  if (!Real) return;
+  window.__shown = [];
+  window.__background = false;
+  function Recording(title, options) {
+    window.__shown.push({title: title, body: (options || {}).body || ""});
+    return new Real(title, options);
+  }
+  Object.defineProperty(Recording, "permission", {get: () => Real.permission});
+  Recording.requestPermission = (callback) => Real.requestPermission(callback);
+  window.Notification = Recording;
+  Object.defineProperty(document, "visibilityState",
+                        {get: () => (window.__background ? "hidden" : "visible")});
+})();
+"""
+
+
+def test_a_notice_shows_as_the_device_s_notification_once_she_allows_it(
+        browser, live_dashboard, jobs):
+    context = browser.new_context()
+    context.add_init_script(_RECORD_DEVICE_NOTIFICATIONS)
+    page = context.new_page()
+    try:
+        # her default subscription (her jobs, in the dashboard) is made on her first visit
+        sign_in(page, live_dashboard, "alice", next_path="/notifications/")
+        page.goto(live_dashboard + "/jobs/")
+        expect(page.locator("#live-socket")).to_have_attribute("data-live-state", "live",
+                                                               timeout=30_000)
+        _bell(page).click()
+        allow = page.get_by_role("button", name="Also show them as this device's "
+                                                "notifications")
+        expect(allow).to_be_visible()  # never asked before she chooses to
+        context.grant_permissions(["notifications"], origin=live_dashboard)
+        allow.click()
+        expect(page.locator("#bell-browser-state")).to_contain_text(
+            "This device shows a notification when one arrives while this page is in the "
+            "background.")
+        expect(allow).to_be_hidden()
+        page.keyboard.press("Escape")
+
+        page.evaluate("() => { window.__background = true; }")  # another tab in front
+        name = _failing_job(jobs, "e2e-device")
+        page.wait_for_function(
+            "name => window.__shown.some(n => n.title.includes(name))", arg=name,
+            timeout=SLOW)
+        (shown,) = [n for n in page.evaluate("() => window.__shown") if name in n["title"]]
+        assert shown["title"] == f"{name} in {NS} is Failed"
+        assert shown["body"], "the diagnosis headline"
+        expect(page.locator("#bell-announcer")).to_contain_text(shown["body"])
+    finally:
+        context.close()
+
+
 def test_a_webhook_to_the_metadata_address_is_refused_in_the_form(page, live_dashboard):
     sign_in(page, live_dashboard, "alice", next_path="/notifications/")
     for url, said in (("http://169.254.169.254/latest/meta-data/", "https only"),
