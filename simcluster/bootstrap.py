@@ -136,6 +136,12 @@ def bootstrap_objects() -> list[Obj]:
          "metadata": {"name": "openshift-challenging-client"},
          "redirectURIs": ["/oauth/token/implicit"], "grantMethod": "auto",
          "respondWithChallenges": True},
+        # `oc login --web`'s public client: no secret (PKCE binds the code), loopback
+        # redirect URIs on any port (RFC 8252)
+        {"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient",
+         "metadata": {"name": "openshift-cli-client"},
+         "redirectURIs": ["http://127.0.0.1/callback", "http://[::1]/callback"],
+         "grantMethod": "auto"},
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
          "metadata": {"name": "system-cluster-critical"}, "value": 2000000000,
          "globalDefault": False, "preemptionPolicy": "PreemptLowerPriority",

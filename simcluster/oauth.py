@@ -8,6 +8,9 @@ Behaves like openshift/oauth-server with an htpasswd identity provider:
   objects named by their hash, expiring after the client's `accessTokenMaxAgeSeconds`;
 - the challenging client (`openshift-challenging-client`, `response_type=token` with basic
   auth and an `X-CSRF-Token` header), which is what `oc login -u -p` uses;
+- the public client `openshift-cli-client` (`oc login --web`): no secret, so its codes are
+  exchanged only with the PKCE verifier of a challenge given at /oauth/authorize, and its
+  loopback redirect URIs (http://127.0.0.1/callback) match on any port, as RFC 8252 asks;
 - a ServiceAccount used as client may only get `user:info`, `user:check-access` and
   `role:<role>:<its namespace>` scopes.
 """
@@ -168,7 +171,9 @@ class OAuthServer:
         target = urlsplit(redirect_uri)
         for base in client.get("redirectURIs") or []:
             b = urlsplit(base)
-            if (b.scheme, b.netloc) == (target.scheme, target.netloc) and \
+            loopback = b.scheme == "http" and b.hostname in ("127.0.0.1", "::1") and \
+                b.port is None and target.hostname == b.hostname
+            if ((b.scheme, b.netloc) == (target.scheme, target.netloc) or loopback) and \
                     target.path.startswith(b.path.rstrip("/")):
                 return True
         return False
@@ -346,9 +351,10 @@ class OAuthServer:
             cid, _, csecret = raw.partition(":")
             client_id, secret = unquote(cid), unquote(csecret)
         client = self._client(client_id)
-        if client is None or not secret or (not secrets.compare_digest(
+        public = client is not None and not client.get("secret") and not secret
+        if client is None or (not public and (not secret or (not secrets.compare_digest(
                 str(client.get("secret", "")), secret) and secret not in (
-                client.get("additionalSecrets") or [])):
+                client.get("additionalSecrets") or [])))):
             return _json_error(401 if auth else 400, "invalid_client", INVALID_CLIENT, None)
         if form.get("grant_type") != "authorization_code":
             return _json_error(400, "unsupported_grant_type",
@@ -358,6 +364,8 @@ class OAuthServer:
         grant = self.codes.pop(code, None)
         if grant is None or grant.expires < time.time() or grant.client_id != client_id or \
                 grant.redirect_uri != str(form.get("redirect_uri", "")):
+            return _json_error(400, "invalid_grant", INVALID_GRANT, None)
+        if public and not grant.code_challenge:
             return _json_error(400, "invalid_grant", INVALID_GRANT, None)
         if grant.code_challenge:
             verifier = str(form.get("code_verifier", ""))

@@ -81,6 +81,25 @@ class InvalidSpec(errors.ValidationError):
         self.args = (self.message,)
 
 
+def _chosen(listing, selector: str | None, user: str | None) -> list[JobSummary]:
+    """The listing's summaries (sorted) whose labels match `selector` and whose creator is
+    `user`, where given."""
+    from odh.training.status.selectors import SelectorError, parse_selector
+    try:
+        matching = parse_selector(selector) if selector else None
+    except SelectorError as e:
+        raise errors.ValidationError("selector", str(e)) from None
+
+    def labels(s: JobSummary) -> dict:
+        job = listing.objects.get((s.namespace, s.kind.slug, s.name), ({},))[0]
+        return (job.get("metadata") or {}).get("labels") or {}
+
+    return sorted((s for s in listing.summaries
+                   if (matching is None or matching.matches(labels(s)))
+                   and (not user or s.created_by == user)),
+                  key=lambda s: (s.namespace, s.name, s.kind.slug))
+
+
 def _config_file(kubeconfig: str | None) -> str | None:
     """The kubeconfig to read: the one given, else $KUBECONFIG as it is now (the client
     reads it once, at import), else the client's default (~/.kube/config)."""
@@ -212,19 +231,21 @@ class TrainingClient:
         job.setdefault("kind", job_kind.kind)
         return job
 
-    def list_jobs(self, namespace: str | None = None) -> list[JobSummary]:
-        """Every training job (all kinds) in a namespace; None: every namespace you may see."""
-        return sorted(self._listing(namespace).summaries,
-                      key=lambda s: (s.namespace, s.name, s.kind.slug))
+    def list_jobs(self, namespace: str | None = None, *, selector: str | None = None,
+                  user: str | None = None) -> list[JobSummary]:
+        """Every training job (all kinds) in a namespace; None: every namespace you may see.
+        `selector`: only those whose labels match it (kubectl's `-l`: "team=nlp"); `user`:
+        only those the person created (as the dashboard records its creator)."""
+        return _chosen(self._listing(namespace), selector, user)
 
-    def list_told(self, namespace: str | None = None) -> tuple[list[JobSummary], dict]:
+    def list_told(self, namespace: str | None = None, *, selector: str | None = None,
+                  user: str | None = None) -> tuple[list[JobSummary], dict]:
         """`list_jobs`, and each job's story (odh.training.diagnosis.story.Story) by
         "<ns>/<kind slug>/<name>": the one line the dashboard's list says of it (the
         diagnosis' headline for jobs that fail or wait, read with your credentials)."""
         from odh.training.diagnosis.gather import tell_listing
         listing = self._listing(namespace)
-        return (sorted(listing.summaries, key=lambda s: (s.namespace, s.name, s.kind.slug)),
-                tell_listing(self.cluster, listing))
+        return _chosen(listing, selector, user), tell_listing(self.cluster, listing)
 
     def _listing(self, namespace: str | None):
         kinds = list(KINDS.values())

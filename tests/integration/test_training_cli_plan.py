@@ -350,3 +350,31 @@ def test_the_alias_and_completion(sh):
     words = sh(f"source <(odh completion bash); COMP_WORDS=(odh training logs mpijob -n {NS} "
                "''); COMP_CWORD=6; _odh_training_complete; echo ${COMPREPLY[@]}")
     assert "cli-complete" in words.stdout.split()
+
+
+def test_list_and_delete_chosen_by_labels_status_and_creator(sh):
+    for name, team in (("sel-a", "nlp"), ("sel-b", "nlp"), ("sel-c", "cv")):
+        made = sh(running(name, "--label", f"team={team}"))
+        assert made.returncode == 0, made.stderr
+    listed = sh(f"odh training list mpijob -n {NS} -l team=nlp --user alice")
+    assert listed.returncode == 0, listed.stderr
+    assert "sel-a" in listed.stdout and "sel-b" in listed.stdout
+    assert "sel-c" not in listed.stdout
+    nobody = sh(f"odh training list mpijob -n {NS} -l team=nlp --user bob")
+    assert "sel-a" not in nobody.stdout
+    unreadable = sh(f"odh training list mpijob -n {NS} -l '=nlp'")
+    assert unreadable.returncode == 2 and "is not a label selector" in unreadable.stderr
+
+    asked = sh(f"odh training delete mpijob -n {NS} -l team=nlp", stdin="")
+    assert asked.returncode == 2
+    assert "sel-a, sel-b" in asked.stderr and "pass --confirm" in asked.stderr
+    both = sh(f"odh training delete mpijob -n {NS} -l team=nlp --confirm --wait")
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines() == [f"{NS}/sel-a: deleted", f"{NS}/sel-b: deleted"]
+    none = sh(f"odh training delete mpijob -n {NS} -l team=nlp --status Failed --confirm")
+    assert none.returncode == 0 and "nothing deleted" in none.stdout
+    kept = sh(f"odh training get mpijob sel-c -n {NS}")
+    assert kept.returncode == 0 and "sel-c" in kept.stdout
+    both_ways = sh(f"odh training delete mpijob sel-c -n {NS} -l team=cv --confirm")
+    assert both_ways.returncode == 2 and "not both" in both_ways.stderr
+    assert sh(f"odh training delete mpijob sel-c -n {NS} --confirm").returncode == 0

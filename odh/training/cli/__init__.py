@@ -10,6 +10,7 @@
     odh training suspend|resume mpijob bert
     odh training delete mpijob bert --confirm [--wait]
     odh completion bash|zsh
+    odh login --server https://api.example.com:6443 [--token TOKEN]
 
 `odh-training` is the same as `odh training` (`odh-training list`). It is a thin shell
 over the SDK: the wizard's validation and resource check (a spec it refuses is refused
@@ -45,12 +46,13 @@ def _odh_parser() -> argparse.ArgumentParser:
     from odh.training.cli.parsing import ArgumentParser
 
     parser = ArgumentParser(
-        prog="odh", usage="odh training VERB [TYPE] [NAME] [flags] | odh completion bash|zsh",
+        prog="odh", usage="odh training VERB [TYPE] [NAME] [flags] | odh login [--server URL] "
+                          "| odh completion bash|zsh",
         description=_("Open Data Hub / OpenShift AI from the command line."),
         epilog=_("See 'odh training --help' for the training jobs' verbs."))
-    parser.add_argument("noun", choices=["training", "completion"], metavar="NOUN",
-                        help=_("training: training jobs; completion: a shell completion "
-                               "script"))
+    parser.add_argument("noun", choices=["training", "login", "completion"], metavar="NOUN",
+                        help=_("training: training jobs; login: sign in to a cluster; "
+                               "completion: a shell completion script"))
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
 
@@ -129,6 +131,9 @@ def odh_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> in
     def run(stream: TextIO) -> int:
         if head.noun == "completion":
             return _completion(argv[1:], stream)
+        if head.noun == "login":
+            from odh.training.cli.login import run_login
+            return run_login(argv[1:], stream)
         return training_main(argv[1:], stream)
 
     return _guarded(run, out)

@@ -201,7 +201,9 @@ def _list(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     # no type named: every kind, as the dashboard's list shows them
     where = None if everywhere else namespace
     # the STEP column (wide, json, yaml) says each job's story, as the dashboard's list
-    listed, told = client.list_told(where) if args.output else (client.list_jobs(where), {})
+    chosen = {"selector": args.selector or None, "user": args.user or None}
+    listed, told = client.list_told(where, **chosen) if args.output else (
+        client.list_jobs(where, **chosen), {})
     summaries = [s for s in listed
                  if (s.kind.slug == args.kind or not args.kind_given)
                  and (not args.status or s.status == args.status)
@@ -439,6 +441,9 @@ def _confirmed(args: argparse.Namespace, namespace: str) -> bool:
 
 def _delete(args: argparse.Namespace, client, namespace: str, out: TextIO) -> int:
     kind = KINDS[args.kind]
+    if not args.name:
+        from odh.training.cli.bulk import delete_chosen
+        return delete_chosen(args, client, namespace, kind, out)
     client.cluster.get_job(kind, namespace, args.name)  # a job not there says so first
     if not _confirmed(args, namespace):
         _err(_("Nothing deleted."))

@@ -26,15 +26,20 @@ def _flags(verb: str) -> list[str]:
 def script(shell: str) -> str:
     cases = "\n".join(f'        {verb}) flags="{" ".join(_flags(verb))}" ;;' for verb in VERBS)
     types = " ".join(sorted(t for t in TYPE_WORDS if not t.endswith("s")))
+    from odh.training.cli.login import login_parser
+    login_flags = " ".join(sorted(o for a in login_parser()._actions
+                                  for o in a.option_strings if o.startswith("--")))
     bash = f'''# odh / odh-training completion ({shell})
 _odh_training_complete() {{
     local cur="${{COMP_WORDS[COMP_CWORD]}}" verb="" i start=1 flags=""
     if [[ "${{COMP_WORDS[0]}}" == odh ]]; then
         if (( COMP_CWORD == 1 )); then
-            COMPREPLY=( $(compgen -W "training completion" -- "$cur") ); return
+            COMPREPLY=( $(compgen -W "training login completion" -- "$cur") ); return
         fi
         [[ "${{COMP_WORDS[1]}}" == completion ]] && {{
             COMPREPLY=( $(compgen -W "bash zsh" -- "$cur") ); return; }}
+        [[ "${{COMP_WORDS[1]}}" == login ]] && {{
+            COMPREPLY=( $(compgen -W "{login_flags}" -- "$cur") ); return; }}
         start=2
     fi
     if (( COMP_CWORD == start )); then

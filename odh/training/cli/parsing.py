@@ -59,6 +59,14 @@ def _prometheus(parser: argparse.ArgumentParser, text: str) -> None:
                         default=os.environ.get("ODH_PROMETHEUS_URL", ""), help=text)
 
 
+def _selection(parser: argparse.ArgumentParser, selector_help: str = "") -> None:
+    parser.add_argument("-l", "--selector", default="", metavar="SELECTOR",
+                        help=selector_help or _("only jobs whose labels match, e.g. "
+                                                "team=nlp,tier!=test"))
+    parser.add_argument("--user", default="", metavar="USER",
+                        help=_("only jobs this person created"))
+
+
 def verb_parser(verb: str, prog: str) -> ArgumentParser:
     """The parser of one verb (its --help lists its flags)."""
     helps = {
@@ -143,6 +151,7 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                        help=_("only jobs with this status"))
         p.add_argument("--queue", default="", metavar="QUEUE",
                        help=_("only jobs in this Kueue LocalQueue"))
+        _selection(p)
         _output(p, ("wide", "json", "yaml"))
     elif verb == "describe":
         p.add_argument("-w", "--watch", action="store_true",
@@ -186,6 +195,9 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
     elif verb == "delete":
         p.add_argument("--confirm", "--yes", "-y", dest="confirm", action="store_true",
                        help=_("delete without asking (needed when not at a terminal)"))
+        p.add_argument("--status", default="", type=str.capitalize, choices=STATUSES,
+                       help=_("with no NAME: every job with this status"))
+        _selection(p, _("with no NAME: every job whose labels match, e.g. team=nlp"))
         p.add_argument("--wait", action="store_true",
                        help=_("return once the cluster no longer has the job"))
         p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
@@ -241,7 +253,11 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if head.verb == "list" and args.name:
         parser.error(_("list takes no job name: %(prog)s get %(kind)s %(name)s shows one job")
                      % {"prog": prog, "kind": kind, "name": args.name})
-    if head.verb not in ("list", "get", "create") and not args.name:
+    chooses = head.verb == "delete" and (args.selector or args.status or args.user)
+    if chooses and args.name:
+        parser.error(_("give a job's name or a choice of jobs (-l, --status, --user), not "
+                       "both"))
+    if head.verb not in ("list", "get", "create") and not args.name and not chooses:
         parser.error(_("which job? e.g. %(prog)s %(verb)s mpijob NAME")
                      % {"prog": prog, "verb": head.verb})
     return args
