@@ -214,6 +214,12 @@ class JobHistory(models.Model):
     finished = models.DateTimeField(null=True, blank=True, db_index=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     gpu_hours = models.FloatField(default=0.0)
+    # what its Workers used, from Prometheus, written by the watcher just after the record
+    # (odh/training/metrics/usage.py): the highest Worker's peak working set, in bytes, and
+    # its GPUs' mean utilisation, in percent; null where Prometheus had none (the wizard's
+    # advice from history reads them: odh/training/advice/)
+    peak_memory_bytes = models.FloatField(null=True, blank=True)
+    gpu_utilization = models.FloatField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

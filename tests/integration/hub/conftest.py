@@ -177,7 +177,8 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
             # would write from their threads beside tests that use the test database, which
             # SQLite's shared in-memory database refuses ('database table is locked'): the
             # tests about them start writers of their own
-            for part in ("transitions", "evidence", "sessions", "notifications", "signs"):
+            for part in ("transitions", "evidence", "sessions", "notifications", "signs",
+                         "usage"):
                 writer = getattr(hub, part)
                 if writer is not None:
                     writer.stop()

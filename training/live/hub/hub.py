@@ -4,7 +4,8 @@ Its parts: `watching.Watching` opens the watches and keeps the index they feed
 (odh.training.status.jobindex), telling this module which jobs each change may touch; this
 module decides when each job is looked at again and keeps every job's latest summary;
 `pushing.Pusher` renders and sends what viewers see; `transitions.TransitionRecorder`
-records each job's transitions and its history; `notifying.NotificationSender` sends the
+records each job's transitions and its history (`usage.UsageRecorder` adds what a finished
+job's Workers used); `notifying.NotificationSender` sends the
 notifications queued with them; `evidence`, `sessions`, `probe`, `status`
 and `cluster` are the smaller parts; each part with a thread of its own is a
 `background.Background`; leadership (one active runwatcher) is runwatcher's
@@ -99,6 +100,7 @@ from training.live.hub.sessions import SessionSweeper
 from training.live.hub.signs import SignWatcher, prometheus_with_service_account
 from training.live.hub.status import HubStatus
 from training.live.hub.transitions import TransitionRecorder
+from training.live.hub.usage import UsageRecorder
 from training.live.hub.watching import WATCH_TIMEOUT_SECONDS, Watching
 
 log = logging.getLogger("training.live.hub")
@@ -122,6 +124,7 @@ class Hub:
                  transitions: TransitionRecorder | None = None,
                  sessions: SessionSweeper | None = None,
                  evidence: EvidenceKeeper | None = None,
+                 usage: UsageRecorder | None = None,
                  notifications: NotificationSender | None = None,
                  signs: SignWatcher | None = None) -> None:
         self.client_factory = client_factory
@@ -145,6 +148,10 @@ class Hub:
         self.transitions = transitions
         # each failed run of a job's container, kept before the cluster deletes it
         self.evidence = evidence
+        # what each finished job's Workers used, written on its history record
+        self.usage = usage
+        if usage is not None and transitions is not None and transitions.finished is None:
+            transitions.finished = usage.finished
         self.publisher = publisher
         # who watches what in which language: each push rendered once per language read,
         # only for groups watched (training/live/hub/languages.py)
@@ -197,6 +204,8 @@ class Hub:
             self.transitions.start()
         if self.evidence is not None:
             self.evidence.start()
+        if self.usage is not None:
+            self.usage.start()
         if self.sessions is not None:
             self.sessions.start()
         if self.notifications is not None:
@@ -223,6 +232,8 @@ class Hub:
             self.transitions.stop()
         if self.evidence is not None:
             self.evidence.stop()
+        if self.usage is not None:
+            self.usage.stop()
         if self.sessions is not None:
             self.sessions.stop()
         if self.signs is not None:
@@ -304,6 +315,7 @@ class Hub:
                 "transitions": self.transitions.stats() if self.transitions is not None
                 else None,
                 "evidence": self.evidence.stats() if self.evidence is not None else None,
+                "usage": self.usage.stats() if self.usage is not None else None,
                 "notifications": self.notifications.stats()
                 if self.notifications is not None else None,
                 "signs": self.signs.stats() if self.signs is not None else None}
@@ -484,6 +496,7 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                sessions=SessionSweeper() if record_history else None,
                evidence=EvidenceKeeper(cluster.service_account_client)
                if record_history else None,
+               usage=UsageRecorder() if record_history else None,
                notifications=NotificationSender(publish=publisher.send)
                if record_history else None,
                signs=SignWatcher(prometheus=prometheus_with_service_account,

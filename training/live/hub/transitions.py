@@ -272,6 +272,8 @@ class TransitionRecorder(Background):
         super().__init__()
         self.claim = claim
         self.recorded = recorded  # told after each transition it records (notifications)
+        # told of each history record it writes (the Workers' use: training/live/hub/usage.py)
+        self.finished: Callable[[Sighting], None] | None = None
         self.project_uid = project_uid
         self.audit_seen = audit_seen
         self.known_of_database = known
@@ -454,6 +456,8 @@ class TransitionRecorder(Background):
             return
         if claim.history_written:
             self.written += 1
+            if self.finished is not None:
+                self.finished(sighting)
             log.info("job history: recorded %s %s/%s (%s)", sighting.kind,
                      sighting.namespace, sighting.name, sighting.status)
         else:
