@@ -137,6 +137,25 @@ class TrainingJob(JobFollowing):
         self.preflight = preflight(self.client.cluster, self.spec)
         return self.preflight
 
+    def recommend(self, *, prometheus: str | None = None):
+        """Advice from history, as the dashboard's wizard gives it: what the finished jobs
+        of this project with the same image and command used and how they went, and the
+        size they suggest, as an `odh.training.advice.advise.Advice` (`.sentences`,
+        `.memory_per_worker` "48Gi" and `.workers` 4 or None, `.changes`, `.rows`), or
+        None when there is no similar run. Read with your credentials; what the Workers
+        used comes from Prometheus (`prometheus`, default $ODH_PROMETHEUS_URL) when one is
+        named. The SDK sees the jobs still in the cluster; the dashboard also remembers
+        deleted ones.
+
+            advice = job.recommend()
+            if advice is not None:
+                print(advice)  # its sentences
+                job.update(**advice.changes)  # e.g. memory_per_worker="48Gi", workers=4
+        """
+        from odh.training.advice.gather import recommend
+        self.spec.namespace = self.namespace
+        return recommend(self.client, self.spec, prometheus)
+
     def create(self, wait: bool = False, timeout: float = 3600, *, dry_run: bool = False,
                force: bool = False) -> Self:
         """Create the job in the cluster and return it (so calls chain).
