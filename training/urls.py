@@ -69,6 +69,7 @@ urlpatterns = [
     path(NEW + "validate/", wizard.job_new_validate, name="training-job-new-validate"),
     path(NEW + "check/", wizard.job_new_check, name="training-job-new-check"),
     path(NEW + "fix/", wizard.job_new_fix, name="training-job-new-fix"),
+    path(NEW + "advice/", wizard.job_new_advice, name="training-job-new-advice"),
     path(NEW + "make-room/", wizard.job_new_make_room, name="training-job-new-make-room"),
     path(NEW + "create/", wizard.job_new_create, name="training-job-new-create"),
     path(NEW + "template/", wizard.job_new_save_template,

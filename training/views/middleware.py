@@ -66,6 +66,7 @@ class RequestIdMiddleware:
 _WIZARD_PAGE_OF = {"training-job-new-create": "review",
                    "training-job-new-save-template": "review",
                    "training-job-new-fix": "resources", "training-job-new-check": "resources",
+                   "training-job-new-advice": "resources",
                    "training-job-new-validate": "configuration"}
 
 

@@ -14,7 +14,7 @@ step into it, `changes` a fix); `training.wizard.checks` and
 - `steps`: starting a job (empty, from a template or an imported manifest) and moving
   between the steps;
 - `live`: what htmx asks while a person types (a field's message, the resource check and
-  its suggested fixes);
+  its suggested fixes), and the advice from similar past runs applied;
 - `create`: creating the job, saving the configuration as a template;
 - `copies`: Clone and Retry of an existing MPIJob (or of its history record).
 """
@@ -22,11 +22,17 @@ step into it, `changes` a fix); `training.wizard.checks` and
 from training.views.wizard.base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_posted_input
 from training.views.wizard.copies import job_retry
 from training.views.wizard.create import job_new_create, job_new_save_template
-from training.views.wizard.live import job_new_check, job_new_fix, job_new_validate
+from training.views.wizard.live import (
+    job_new_advice,
+    job_new_check,
+    job_new_fix,
+    job_new_validate,
+)
 from training.views.wizard.room import job_new_make_room
 from training.views.wizard.steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
 
 __all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "INPUT_URLS", "STEPS", "import_too_big",
-           "job_new", "job_new_check", "job_new_create", "job_new_fix", "job_new_make_room",
+           "job_new", "job_new_advice", "job_new_check", "job_new_create", "job_new_fix",
+           "job_new_make_room",
            "job_new_save_template",
            "job_new_step", "job_new_validate", "job_retry", "keep_posted_input"]

@@ -65,7 +65,7 @@ def get_draft_for_user(request: HttpRequest, key) -> WizardDraft:
 # The addresses whose POST carries a step's form (the step itself, and htmx's field
 # messages, resource check and fixes, which send the whole form with its `step`).
 INPUT_URLS = ("training-job-new-step", "training-job-new-validate", "training-job-new-check",
-              "training-job-new-fix")
+              "training-job-new-fix", "training-job-new-advice")
 
 
 def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str | None:

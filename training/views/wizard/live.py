@@ -1,5 +1,6 @@
 """What htmx asks while a person fills in the wizard: the message of the field that
-changed, the live resource check, and the check's suggested fixes applied to the draft."""
+changed, the live resource check, and the check's suggested fixes (and the advice from
+similar past runs) applied to the draft."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from training.views.wizard.render import runtime_choice
 from training.web import params
 from training.wizard import changes, checks, formfields, posting
 from training.wizard import queue as wizard_queue
+from training.wizard.advice import advice_for_user
 
 
 def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> dict:
@@ -113,3 +115,27 @@ def job_new_fix(request: HttpRequest, key) -> HttpResponse:
         draft.save()
         messages.success(request, _("Applied: %(fix)s.") % {"fix": fix.label})
     return redirect(step_url(draft, back) + "#resource-check")
+
+
+@require_POST
+def job_new_advice(request: HttpRequest, key) -> HttpResponse:
+    """Apply one of the advice's suggestions (a field: the memory per Worker, the Workers)
+    to the draft, as the resource check's fixes are applied."""
+    draft = get_draft_for_user(request, key)
+    _merge_posted(request, draft)
+    with user_client(request) as client:
+        projects = projects_for_user(request, client)
+        _facts, spec, _found = checks.check_draft_for_user(client, draft.data, draft.base,
+                                                           projects, draft.job_kind)
+        advice = advice_for_user(request, client, spec)
+    suggestion = advice.suggestion(request.POST.get("advice", "")) \
+        if advice is not None else None
+    if suggestion is None:
+        messages.warning(request, _("That suggestion no longer applies: the advice below is "
+                                    "up to date."))
+    else:
+        draft.data = changes.with_workers_chosen(
+            changes.apply_changes(draft.data, {suggestion.field: suggestion.value}), draft.data)
+        draft.save()
+        messages.success(request, _("Applied: %(fix)s.") % {"fix": suggestion.label})
+    return redirect(step_url(draft, "resources") + "#advice")

@@ -29,6 +29,7 @@ from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
 from training.wizard import changes, checks, drafts, formfields
 from training.wizard import queue as wizard_queue
+from training.wizard.advice import advice_for_user
 from training.wizard.forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
 from training.wizard.runtimes import RuntimeChoices, runtime_choices
 
@@ -85,6 +86,7 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
+            context["advice"] = advice_for_user(request, client, spec)
         elif step == "review":
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
