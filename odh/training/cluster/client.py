@@ -174,6 +174,18 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
         require_names(namespace, name, "pods")
         return self._call(self.core.read_namespaced_pod, name, namespace, namespace=namespace)
 
+    def create_pod(self, namespace: str, body: Obj) -> Obj:
+        """Create a pod (the artifacts' short-lived lister: odh.training.artifacts.lister)."""
+        require_names(namespace)
+        return self._call(self.core.create_namespaced_pod, namespace, body, namespace=namespace)
+
+    def delete_pod(self, namespace: str, name: str, grace_seconds: int = 0) -> None:
+        require_names(namespace, name, "pods")
+        body = {"apiVersion": "v1", "kind": "DeleteOptions",
+                "gracePeriodSeconds": grace_seconds}
+        self._call(self.core.delete_namespaced_pod, name, namespace, body=body,
+                   namespace=namespace)
+
     def list_quotas(self, namespace: str) -> list[Obj]:
         return self._items(self.core.list_namespaced_resource_quota, namespace,
                            namespace=namespace)
