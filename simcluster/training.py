@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from simcluster import scheduling
+from simcluster import checkpoints, scheduling
 from simcluster.behaviour import MAX_REPLICAS
 from simcluster.network import Network
 from simcluster.workloads import JOB_NAME, REPLICA_INDEX, REPLICA_TYPE, Program, Run, seeded
@@ -420,6 +420,7 @@ class MpiLauncher(Program):
         if b.failure == "hang" and world.job:
             return  # start-up printed; the collective never completes
         self.steps = rng.choice([200, 390, 500])
+        self.writer = checkpoints.writer_for(run, self.argv, first)
         epoch = b.run_seconds / b.epochs
 
         def epochs() -> Iterator[Moment]:
@@ -452,6 +453,8 @@ class MpiLauncher(Program):
         self.run.write(self.out(0, f"Epoch {k}/{epochs}: loss {loss:.4f}, accuracy {acc:.4f}, "
                                    f"{total:.1f} img/sec ({total / self.np:.1f} img/sec per "
                                    f"rank)"))
+        if self.writer is not None:
+            self.writer.epoch(k, epochs, self.steps, loss)
 
     def _finish(self) -> None:
         if self.failed:
@@ -461,6 +464,8 @@ class MpiLauncher(Program):
         mean = sum(self._throughput(k) for k in range(1, b.epochs + 1)) / b.epochs
         run.write(self.out(0, f"Training complete: {b.epochs} epochs in {b.run_seconds:.1f}s, "
                               f"final loss {loss:.4f}"))
+        if self.writer is not None:
+            self.writer.finish(b.epochs, self.steps, loss, b.run_seconds)
         run.write(self.out(0, f"Img/sec per rank: {mean / self.np:.1f} +-"
                               f"{mean / self.np * 0.012:.1f}"))
         run.write(self.out(0, f"Total img/sec on {self.np} rank(s): {mean:.1f} +-"
@@ -645,6 +650,7 @@ class Trainer(Program):
             else:
                 run.after(b.run_seconds + 1, lambda: run.exit(0))
             return
+        self.writer = checkpoints.writer_for(run, self.argv)
         epoch = b.run_seconds / b.epochs
         lead = min(0.1, epoch / 4)  # the epoch's first line, before its middle
 
@@ -681,6 +687,8 @@ class Trainer(Program):
         loss = _curve(self.seed, k, epochs, self.loss0, self.loss_end)
         acc = min(0.995, 0.3 + 0.68 * (1 - math.exp(-3.0 * k / epochs)))
         rate = self.rate * (1 + 0.02 * math.sin(self.seed * 31 + k))
+        if self.writer is not None:
+            self.writer.epoch(k, epochs, 469, loss)
         if self.kind == "TFJob":
             per_step = seconds / 469 * 1000
             self.run.write(f"469/469 [==============================] - {seconds:.0f}s "
@@ -696,6 +704,8 @@ class Trainer(Program):
         loss = _curve(self.seed, b.epochs, b.epochs, self.loss0, self.loss_end)
         self.run.write(f"Training complete: {b.epochs} epochs in {b.run_seconds:.1f}s, "
                        f"final loss={loss:.4f}")
+        if self.writer is not None:
+            self.writer.finish(b.epochs, 469, loss, b.run_seconds)
         self.run.exit(0)
 
     def _peer_lost(self) -> None:

@@ -7,6 +7,7 @@
 | `python*`, `torchrun` | trainer (training.Trainer), exits 0 after run-seconds |
 | `sleep N` | exits 0 after N seconds (`infinity`: never) |
 | `true` / `false` / `echo ...` | exit 0 / exit 1 / print and exit 0 |
+| `find ...`, `base64 FILE` | read the claims the pod mounts (volumes.py) |
 | `sh -c "<script>"` | its `echo`, `sleep`, `true`, `false`, `exit N` in order |
 | anything else, or no command | runs until stopped, printing nothing |
 
@@ -216,6 +217,10 @@ def program_for(pod: Obj, container: Obj) -> Program:
         return training.Trainer(argv)
     if exe == "sleep":
         return Sleep(parse_seconds(argv[1:]))
+    if exe in ("find", "base64"):
+        from simcluster import volumes
+
+        return volumes.Find(argv) if exe == "find" else volumes.Base64(argv)
     if exe == "true":
         return Script([["true"]])
     if exe == "false":
