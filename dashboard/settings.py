@@ -271,6 +271,13 @@ PROMETHEUS_TIMEOUT = env_int("PROMETHEUS_TIMEOUT", 15, minimum=1)  # seconds, Me
 # seconds between the Metrics tab's new points (Prometheus scrapes every 15 s by default)
 METRICS_REFRESH_SECONDS = env_int("METRICS_REFRESH_SECONDS", 15, minimum=1)
 JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
+# A job's Artifacts (docs/artifacts.md): the image of the short-lived pod that lists its
+# output directories as the person (it needs GNU find and base64), how long that pod may
+# take to start and print, and the largest file downloaded through it.
+ARTIFACTS_IMAGE = env_str("ARTIFACTS_IMAGE", "registry.access.redhat.com/ubi9/ubi:latest")
+ARTIFACTS_POD_TIMEOUT_SECONDS = env_int("ARTIFACTS_POD_TIMEOUT_SECONDS", 90, minimum=5)
+ARTIFACTS_DOWNLOAD_LIMIT_BYTES = env_int("ARTIFACTS_DOWNLOAD_LIMIT_BYTES", 25 * 1024 * 1024,
+                                         minimum=1)
 # A running job whose Launcher wrote nothing for this long (and whose GPUs are idle, when
 # Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).
 DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)

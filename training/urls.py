@@ -4,6 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from training.views import (
+    artifacts,
     assets,
     audit_trail,
     auth,
@@ -84,6 +85,10 @@ urlpatterns = [
     path(JOB + "queue/", jobs.job_queue, name="training-job-queue"),
     path(JOB + "metrics.json", metrics.job_metrics_json, name="training-job-metrics"),
     path(JOB + "metrics.csv", metrics.job_metrics_csv, name="training-job-metrics-csv"),
+    path(JOB + "artifacts/summary/", artifacts.job_artifacts_summary,
+         name="training-job-artifacts-summary"),
+    path(JOB + "artifacts/download/", artifacts.job_artifact_download,
+         name="training-job-artifact-download"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
     path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),
     path(JOB + "diagnosis/dismiss/", diagnosis.job_diagnosis_dismiss,

@@ -13,7 +13,7 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 ALICES_JOB = "/jobs/team-nlp/mpijob/bert-large-pretrain/"
 BOBS_JOB = "/jobs/research/pytorchjob/bert-classifier-ddp/"
-TABS = ("overview", "topology", "logs", "events", "metrics", "configuration")
+TABS = ("overview", "topology", "logs", "events", "metrics", "artifacts", "configuration")
 EVERYONE = ("/jobs/", "/jobs/?status=Failed", "/help/troubleshooting/",
             "/help/troubleshooting/oom-killed/", "/jobs/compare/",
             "/jobs/team-nlp/mpijob/no-such-job/", "/jobs/new/")

@@ -38,14 +38,15 @@ from training.projects import (
     projects_for_user,
     served_kinds,
 )
+from training.views import artifacts as job_artifacts
 from training.views import logs as job_logs
 from training.views import metrics as job_metrics
 from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")
 
-# the order of the tabs on the page; metrics: views/metrics.py
-TABS = ("overview", "topology", "logs", "metrics", "events", "configuration")
+# the order of the tabs on the page; metrics: views/metrics.py; artifacts: views/artifacts.py
+TABS = ("overview", "topology", "logs", "metrics", "artifacts", "events", "configuration")
 PROJECT_KEY = "project"
 
 
@@ -165,6 +166,8 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
                          "may": permissions.job_actions(request, client, project, job_kind)}
         if tab == "logs":
             context.update(job_logs.logs_context(request, client, detail))
+        if tab == "artifacts":  # read as this person, with a short-lived pod of theirs
+            context.update(job_artifacts.artifacts_context(request, client, detail))
     if tab == "events":
         wanted = request.GET.get("type", "")
         context["event_type"] = wanted if wanted in ("Normal", "Warning") else ""
@@ -191,6 +194,7 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
         context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
                                                          detail.summary)
         context["job_cost"] = prices.job_cost(detail.job, detail.summary, context["now"])
+        context["has_outputs"] = job_artifacts.names_outputs(job_kind, detail.job)
         # the launcher's recent epoch/step lines (one short log read; see job_progress)
         context["progress"] = job_progress.for_overview(session.token(request),
                                                         detail.summary, detail.job)

@@ -67,6 +67,9 @@ class ArtifactsRefused(errors.ODHError):
         super().__init__(message, details=details)
         self.reason = reason
 
+    def __reduce__(self):  # kept in a cache: made again from its parts
+        return (type(self), (self.message, self.reason), {"details": self.details})
+
 
 @dataclass(frozen=True)
 class Download:

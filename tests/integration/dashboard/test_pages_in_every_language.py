@@ -25,7 +25,7 @@ SHIPPED = [code for code, _name in settings.LANGUAGES if code != settings.LANGUA
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%[sd]")
 READ_ATTRIBUTES = {"aria-label", "title", "placeholder", "alt"}
 JOB = ["team-nlp", "mpijob", "bert-large-pretrain"]
-TABS = ("overview", "topology", "logs", "events", "metrics", "configuration")
+TABS = ("overview", "topology", "logs", "events", "metrics", "artifacts", "configuration")
 
 
 def _pattern(msgid: str) -> re.Pattern | None:
