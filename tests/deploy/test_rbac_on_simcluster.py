@@ -188,7 +188,10 @@ def test_personas_bound_in_a_project(applied, admin_api):
     assert can(USER, "get", "pods", subresource="log") and can(USER, "list", "events")
     assert can(USER, "list", "resourcequotas")  # the wizard's quota check
     assert can(USER, "get", "projects", "project.openshift.io")
-    assert not can(USER, "delete", "pods")
+    # the Artifacts tab's short-lived lister pod, created, read and deleted as the person
+    assert can(USER, "create", "pods") and can(USER, "delete", "pods")
+    assert not can(USER, "create", "pods", namespace="team-cv")
+    assert not can(VIEWER, "create", "pods")
     assert not can(USER, "list", "secrets")
     assert not can(USER, "list", "resourcequotas", namespace="")
     # mpijob-viewer: reads, changes nothing
