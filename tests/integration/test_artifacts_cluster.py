@@ -134,7 +134,7 @@ def test_bob_who_may_not_create_pods_is_refused_in_plain_words(cluster):
 
 
 def test_a_lister_pod_that_cannot_start_says_so_with_the_schedulers_words(cluster):
-    short = ListerSettings(timeout=3, poll=0.1)
+    short = ListerSettings(timeout=60, poll=0.1)
     with client_of(cluster, "alice") as alice:
         output = replace(_output(alice, "bert-done"), claim="deleted-claim")
         with pytest.raises(ArtifactsRefused) as refused:

@@ -180,9 +180,11 @@ def _wait_and_read(client: ClusterClient, namespace: str, name: str, output: Out
         phase = (pod.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed"):
             break
-        stuck = _not_started(pod)
+        pending = _pending_reason(pod)
+        # a claim that is not there will not appear by itself: say so at once
+        stuck = _not_started(pod) or (pending if "persistentvolumeclaim" in pending else "")
         if stuck or clock() > deadline:
-            why = stuck or _pending_reason(pod) or _("it did not finish in %(seconds)d s") % {
+            why = stuck or pending or _("it did not finish in %(seconds)d s") % {
                 "seconds": int(settings.timeout)}
             raise ArtifactsRefused(_("The pod that reads the volume “%(claim)s” did not "
                                      "start: %(why)s.") % {"claim": output.claim, "why": why},
