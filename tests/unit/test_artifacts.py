@@ -124,6 +124,7 @@ def test_a_listing_gives_sizes_times_and_directories_sum_their_files():
     assert listing.get("checkpoint-500/pytorch_model.bin").modified.timestamp() == 1764478801.25
     assert [e.name for e in listing.event_files] == [
         "events.out.tfevents.1764478000.bert-worker-0.41.0"]
+    assert listing.event_dirs == [""]
 
 
 def test_the_newest_checkpoint_is_the_highest_step_and_an_empty_file_is_none():

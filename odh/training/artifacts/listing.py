@@ -91,6 +91,12 @@ class Listing:
     def event_files(self) -> list[Entry]:
         return [e for e in self.entries if e.is_events]
 
+    @property
+    def event_dirs(self) -> list[str]:
+        """The directories holding TensorBoard event files ("" = the one listed): the
+        logdirs to give TensorBoard."""
+        return sorted({posixpath.dirname(e.path) for e in self.event_files})
+
     def get(self, path: str) -> Entry | None:
         return next((e for e in self.entries if e.path == path), None)
 

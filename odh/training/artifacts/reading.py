@@ -3,6 +3,7 @@ why not), and the newest checkpoint among them."""
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 from odh.training.artifacts.lister import ArtifactsRefused, ListerSettings, list_output
@@ -20,6 +21,14 @@ class OutputListing:
     output: OutputDir
     listing: Listing | None = None
     refused: ArtifactsRefused | None = None
+
+
+    @property
+    def logdirs(self) -> list[str]:
+        """Where the job's containers see its TensorBoard event files."""
+        if self.listing is None:
+            return []
+        return [posixpath.join(self.output.path, d).rstrip("/") for d in self.listing.event_dirs]
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ def test_alice_sees_the_files_a_finished_run_left_with_sizes_times_and_its_newes
     newest = re.search(r"Newest checkpoint (checkpoint-\d+)", text).group(1)
     assert newest == f"checkpoint-{checkpoints[-1]}"
     assert re.search(r"events\.out\.tfevents\.\d+\.resnet50-imagenet-worker-0\.1\.0", text)
+    assert "tensorboard --logdir /mnt/checkpoints/resnet50-imagenet" in text
     assert re.search(r"pytorch_model\.bin \d+(\.\d)? MB", text)
     assert "ago" in text
     # a finished run is not resumed
