@@ -203,3 +203,22 @@ def test_a_job_that_declares_no_way_cannot_be_resumed():
     assert resume_way(_spec([*TRAIN, "--output_dir", "/mnt/checkpoints/x"])) is None
     assert resume_way(_spec(TRAIN, annotations={"opendatahub.io/resume-arg": "not a flag"})) \
         is None
+
+
+def test_a_trainjob_writes_where_its_trainer_says_on_the_node_jobs_claim():
+    from odh.training.kinds import TRAINJOB
+
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "metadata": {"name": "ner", "namespace": "research"},
+           "spec": {"runtimeRef": {"name": "torch-distributed"},
+                    "trainer": {"image": "img", "command": ["torchrun", "train.py"],
+                                "args": ["--output_dir=/mnt/out/ner"]},
+                    "podSpecOverrides": [{
+                        "targetJobs": [{"name": "node"}],
+                        "volumes": [{"name": "o", "persistentVolumeClaim": {
+                            "claimName": "checkpoints"}}],
+                        "containers": [{"name": "node", "volumeMounts": [
+                            {"name": "o", "mountPath": "/mnt/out"}]}]}]}}
+    found = find_outputs(TRAINJOB, job)
+    assert [(o.claim, o.sub_path, o.named_by) for o in found.outputs] == [
+        ("checkpoints", "ner", "--output_dir")]

@@ -139,12 +139,9 @@ def _resolve(path: str, mounts: list[Mount]) -> Mount | None:
 
 def find_outputs(kind: JobKind, job: dict) -> JobOutputs:
     """Where `job` (a manifest, of `kind`) writes: see the module's docstring."""
-    templates = kind.pod_templates(job)
-    lead = kind.lead_role
-    ordered = sorted(templates.items(), key=lambda item: item[0] != lead)
     mounts: list[Mount] = []
     named: list[tuple[str, str]] = []
-    for _role, spec in ordered:
+    for spec in kind.output_pod_specs(job):
         for container_mounts in pod_mounts(spec).values():
             mounts += [m for m in container_mounts if m not in mounts]
         for container in as_list(spec.get("containers")):

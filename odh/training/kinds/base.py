@@ -216,6 +216,12 @@ class JobKind:
                                                                  self.replica_specs_field]))
                 .items() if isinstance(replica, dict)}
 
+    def output_pod_specs(self, manifest: dict) -> list[dict]:
+        """The pod specs whose containers' commands, environment and mounts say where the
+        job writes (odh.training.artifacts.outputs): its pod templates, the lead's first."""
+        return [spec for _role, spec in sorted(self.pod_templates(manifest).items(),
+                                               key=lambda item: item[0] != self.lead_role)]
+
     def layout_ref(self, job: dict) -> LayoutRef | None:
         """The object the job's spec leaves its layout to (None: the spec says it all), to
         be read and handed to `expected_replicas` as `layout`."""

@@ -51,6 +51,19 @@ class TrainJobKind(JobKind):
         return {"Worker": {"containers": [{"name": "node", "resources": as_dict(
             trainer.get("resourcesPerNode"))}]}}
 
+    def output_pod_specs(self, manifest: dict) -> list[dict]:
+        # the trainer's command and env run in the node container, which mounts what the
+        # podSpecOverrides entry for the node job gives it (the runtime's own pods aside)
+        from odh.training.kinds.trainjob.manifest import node_override, override_container
+        from odh.training.kinds.trainjob.model import NODE
+
+        trainer = as_dict(get_path(manifest, ["spec", "trainer"]))
+        entry = node_override(manifest)
+        container = {"name": NODE, "command": as_list(trainer.get("command")),
+                     "args": as_list(trainer.get("args")), "env": as_list(trainer.get("env")),
+                     "volumeMounts": as_list(override_container(entry).get("volumeMounts"))}
+        return [{"containers": [container], "volumes": as_list(entry.get("volumes"))}]
+
     def layout_ref(self, job: dict) -> LayoutRef | None:
         # The runtime, not the JobSet: it is there before the Trainer builds the JobSet (a
         # TrainJob just created, one whose JobSet could not be built) and one read of it

@@ -43,7 +43,7 @@ TRAINER = ["spec", "trainer"]
 
 # --- reading -----------------------------------------------------------------------------
 
-def _override(manifest: dict) -> dict:
+def node_override(manifest: dict) -> dict:
     """The podSpecOverrides entry that targets the node job ({} when there is none)."""
     for entry in as_list(get_path(manifest, ["spec", "podSpecOverrides"])):
         if isinstance(entry, dict) and any(
@@ -53,7 +53,7 @@ def _override(manifest: dict) -> dict:
     return {}
 
 
-def _override_container(entry: dict) -> dict:
+def override_container(entry: dict) -> dict:
     return next((c for c in as_list(entry.get("containers"))
                  if isinstance(c, dict) and c.get("name") == NODE), {})
 
@@ -72,7 +72,7 @@ def read_manifest(manifest: dict) -> TrainJobSpec:
     ref = as_dict(get_path(manifest, ["spec", "runtimeRef"]))
     trainer = as_dict(get_path(manifest, TRAINER))
     resources = as_dict(trainer.get("resourcesPerNode"))
-    override = _override(manifest)
+    override = node_override(manifest)
     procs = trainer.get("numProcPerNode")
     return TrainJobSpec(
         name=str(meta.get("name", "")),
@@ -91,7 +91,7 @@ def read_manifest(manifest: dict) -> TrainJobSpec:
         env=[EnvVar.from_manifest(e) for e in as_list(trainer.get("env"))
              if isinstance(e, dict)],
         volumes=read_claims(override.get("volumes"),
-                            _override_container(override).get("volumeMounts")),
+                            override_container(override).get("volumeMounts")),
         node_selector=str_dict(override.get("nodeSelector")),
         tolerations=[Toleration.from_manifest(t) for t in as_list(override.get("tolerations"))
                      if isinstance(t, dict)],
@@ -116,7 +116,7 @@ def _trainer(m: dict) -> dict:
 def _write_override(m: dict, key: str, value: object) -> None:
     """Set one field of the node job's podSpecOverrides entry (made when needed; an entry
     left with nothing but its target is removed)."""
-    entry = _override(m)
+    entry = node_override(m)
     if not entry:
         if value in (None, [], {}, ""):
             return
@@ -131,8 +131,8 @@ def _write_override(m: dict, key: str, value: object) -> None:
 
 
 def _write_volumes(m: dict, s: TrainJobSpec) -> None:
-    entry = _override(m)
-    container = _override_container(entry)
+    entry = node_override(m)
+    container = override_container(entry)
     volumes, mounts = write_claims(entry.get("volumes"), container.get("volumeMounts"),
                                    s.volumes)
     others = [c for c in as_list(entry.get("containers")) if c is not container]
