@@ -85,6 +85,10 @@ def test_bob_who_may_not_start_pods_in_research_is_told_so(bob):
     r = bob.get(reverse("training-job-artifact-download", args=BERT_DDP),
                 {"output": "0", "path": "config.json"}, follow=True)
     assert "You may not start pods in research" in _text(r.content.decode())
+    # a project he cannot see: not a word of its files
+    r = bob.get(reverse("training-job-artifact-download", args=RESNET),
+                {"output": "0", "path": "train_results.json"})
+    assert r.status_code in (403, 404) and "global_step" not in r.content.decode()
 
 
 def test_the_failed_run_offers_to_resume_from_its_newest_checkpoint_in_a_clone(alice):
