@@ -325,3 +325,45 @@ def test_a_problem_is_named_as_the_kind_names_the_field(slug, from_file, named):
     assert where(FieldError("workers", "m"), from_file, kind_for_slug(slug)) == named
     assert where(FieldError("env[2].name", "m"), "", kind_for_slug(slug)) == "--env"
     assert where(FieldError("no_such", "m"), from_file, kind_for_slug(slug)) == "no_such"
+
+
+def test_a_template_config_set_and_output_artifacts_shape_the_manifest(capsys, monkeypatch,
+                                                                      tmp_path):
+    """The UX analysis' commands: --config is -f, --set changes any field of a manifest or
+    template, --output-artifacts names where the job writes its results."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                         "--template", "horovod-pytorch", "--set", "spec.runPolicy."
+                         "backoffLimit=3", "--set", "metadata.labels.team=nlp",
+                         "--set", "spec.mpiReplicaSpecs.Worker.replicas=4",
+                         "--output-artifacts", "/mnt/output", "--dry-run=client")
+    assert code == 0, err
+    manifest = yaml.safe_load(out)
+    assert manifest["spec"]["runPolicy"]["backoffLimit"] == 3
+    assert manifest["metadata"]["labels"] == {"team": "nlp"}
+    assert manifest["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4
+    assert manifest["metadata"]["annotations"]["opendatahub.io/output-path"] == "/mnt/output"
+    (tmp_path / "job-spec.yaml").write_text(out)
+    code, again, err = run(capsys, "training", "create", "mpijob", "--config",
+                           str(tmp_path / "job-spec.yaml"), "--set",
+                           "spec.mpiReplicaSpecs.Worker.replicas=2", "--dry-run=client")
+    assert code == 0, err
+    assert yaml.safe_load(again)["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--set", "workers"], "write PATH=VALUE"),
+    (["--set", "spec..x=1"], "write a path of fields"),
+    (["--set", "spec.mpiReplicaSpecs.Worker.template.spec.containers[5].image=x"],
+     "has no item 5"),
+    (["--set", "metadata.name=Bad_Name"], 'Job name "Bad_Name" is not valid'),
+    (["--template", "nope"], "there is no such template"),
+    (["--output-artifacts", "out"], "give the absolute path"),
+])
+def test_a_set_template_or_output_path_that_cannot_be_used_says_why(capsys, monkeypatch,
+                                                                     tmp_path, flags, said):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    code, _out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                          "--template", "horovod-pytorch", *flags, "--dry-run=client")
+    assert code == 2 and said in err, err
+    assert "Traceback" not in err

@@ -10,14 +10,17 @@ import shlex
 import sys
 from typing import Any
 
+from odh.training.artifacts.outputs import OUTPUT_PATH_ANNOTATION
 from odh.training.capacity.fit import Fix
 from odh.training.checks.syntax import read_pairs
 from odh.training.findings import FieldError
 from odh.training.i18n import _
 from odh.training.kinds import JobKind, command_line_flags, creatable_kinds
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
+from odh.training.manifests.overrides import OverrideError, apply_set
+from odh.training.manifests.templates import BUILTIN_TEMPLATES, template_by_slug
 from odh.training.quantity import parse_quantity
-from odh.training.spec import EnvVar, JobSpec
+from odh.training.spec import EnvVar, JobSpec, ManifestError, build_manifest, read_manifest
 
 # what a person typed on the command line, by the spec attribute a finding names (a kind
 # may name some its own way: JobKind.command_line)
@@ -128,7 +131,17 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
     """The spec that `create` sends: the manifest's (-f) with the flags on top, or the
     flags alone (a spec of `kind`)."""
     command = _command(args)
-    if args.filename:
+    template = _template(args)
+    if template is not None:
+        if args.filename:
+            raise UsageError(_("Give either a manifest (-f) or a template (--template), not "
+                               "both."))
+        spec = template.new_spec(name, args.namespace)
+        if command:
+            spec.command = command
+        if args.image:
+            spec.image = args.image
+    elif args.filename:
         if command:
             raise UsageError(_("Give either a manifest (-f) or a training command, not both: "
                                "the manifest carries its own command."))
@@ -207,4 +220,36 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                               ("--annotation", "annotations", args.annotation)):
         for item in items:
             setattr(spec, attr, {**getattr(spec, attr), **_pairs(flag, item)})
-    return spec
+    if args.output_artifacts is not None:
+        path = args.output_artifacts.strip()
+        if not path.startswith("/") or ".." in path.split("/"):
+            raise UsageError(_("--output-artifacts “%(path)s”: give the absolute path the job "
+                               "writes its results to, such as /mnt/output.")
+                             % {"path": path[:80]})
+        spec.annotations = {**spec.annotations, OUTPUT_PATH_ANNOTATION: path}
+    return _with_fields_set(spec, args.set_fields) if args.set_fields else spec
+
+
+def _template(args: argparse.Namespace):
+    if not args.template:
+        return None
+    found = template_by_slug(args.template)
+    if found is None:
+        raise UsageError(_("--template “%(name)s”: there is no such template; use one of "
+                           "%(names)s.") % {"name": args.template[:60], "names": ", ".join(
+                               t.slug for t in BUILTIN_TEMPLATES)})
+    return found
+
+
+def _with_fields_set(spec: JobSpec, items: list[str]) -> JobSpec:
+    """The spec with `--set PATH=VALUE`s applied to its manifest (then read back, so the
+    wizard's checks see what they set)."""
+    manifest = build_manifest(spec)
+    try:
+        for item in items:
+            apply_set(manifest, item)
+        changed = read_manifest(manifest)
+    except (OverrideError, ManifestError) as e:
+        raise UsageError(str(e)) from None
+    changed.created_by = spec.created_by
+    return changed

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, command_line_flags, default_kind
+from odh.training.manifests.templates import BUILTIN_TEMPLATES
 from odh.training.metrics.charts import CHART_KEYS
 
 VERBS = ("create", "get", "list", "describe", "logs", "metrics", "wait", "suspend", "resume",
@@ -87,8 +88,19 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
     _target(p, verb not in ("list", "get", "create"))
     _connection(p)
     if verb == "create":
-        p.add_argument("-f", "--filename", help=_("an MPIJob or TrainJob manifest (YAML or "
-                                                  "JSON); - reads standard input"))
+        p.add_argument("-f", "--filename", "--config", dest="filename",
+                       help=_("an MPIJob or TrainJob manifest (YAML or JSON); - reads "
+                              "standard input"))
+        p.add_argument("--template", default="", metavar="TEMPLATE",
+                       help=_("start from one of the dashboard's templates (%(names)s)")
+                       % {"names": ", ".join(t.slug for t in BUILTIN_TEMPLATES)})
+        p.add_argument("--set", dest="set_fields", action="append", default=[],
+                       metavar="PATH=VALUE",
+                       help=_("set any field of the manifest, e.g. "
+                              "spec.runPolicy.backoffLimit=3 (repeat for more)"))
+        p.add_argument("--output-artifacts", default=None, metavar="PATH",
+                       help=_("where the job writes its results, e.g. /mnt/output (the "
+                              "Artifacts tab lists them)"))
         p.add_argument("--name", default="", help=argparse.SUPPRESS)
         p.add_argument("--image", default="", help=_("training image"))
         p.add_argument("--command", dest="command_text", default=None, metavar='"COMMAND"',
