@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -56,13 +57,23 @@ def main(argv: list[str] | None = None) -> int:
                        help="delete Events not updated for this long, as the API server's "
                        "--event-ttl (an hour there); 0 keeps them, the scenario's past "
                        "included (0)")
+    serve.add_argument("--prometheus-drop", default="", metavar="REGEX",
+                       help="leave out the series whose metric name matches REGEX (whole), as "
+                       "a scrape's metric_relabel_configs `action: drop` does, e.g. "
+                       "'container_(network|fs)_.*' for a cluster without network and disk "
+                       "series ('')")
     args = parser.parse_args(argv)
+    try:
+        re.compile(args.prometheus_drop)
+    except re.error as e:
+        parser.error(f"--prometheus-drop: {e}")
     return run(Options(scenario=args.scenario, host=args.host, port=args.port,
                        oauth_port=args.oauth_port, prometheus_port=args.prometheus_port,
                        speed=args.speed, state_dir=args.state_dir,
                        history_size=args.watch_history,
                        bookmark_interval=args.bookmark_interval,
-                       event_ttl=max(0.0, args.event_ttl)))
+                       event_ttl=max(0.0, args.event_ttl),
+                       prometheus_drop=args.prometheus_drop))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 from simcluster.metrics_history import REPLICA_TYPE, ContainerRecord, PodRecord, Run, seed_of
 
@@ -63,6 +64,15 @@ def tick(t: float) -> int:
 def noise(seed: int, t: float) -> float:
     """Deterministic noise in [-1, 1) for a sample time."""
     return unit(seed, tick(t)) * 2 - 1
+
+
+def overlaps(runs: list[tuple[float, float | None]], lo: float, hi: float) -> bool:
+    """Whether a target that ran `runs` may have a sample in [lo, hi]."""
+    return any(s <= hi and (e is None or e + SCRAPE_INTERVAL > lo) for s, e in runs)
+
+
+def spans(runs: list[Run]) -> list[tuple[float, float | None]]:
+    return [(r.start, r.end) for r in runs]
 
 
 def scrape_interval(speed: float) -> float:
@@ -118,19 +128,26 @@ class PodModel:
             return cores * (0.65 + 0.25 * u)
         return 0.004 + 0.006 * u
 
+    def counter(self, seed: int, start: float, t: float,
+                level: Callable[[float], float]) -> float:
+        """A counter from `start` to t: the integral of a positive rate that wobbles (by at
+        most a fifth) around `level`, which may change only where training starts, stops
+        or hangs."""
+        p1, p2 = unit(seed, 1) * 2 * math.pi, unit(seed, 2) * 2 * math.pi
+        w1, w2 = 2 * math.pi / 97, 2 * math.pi / 23
+        cuts = sorted({start, t} | {x for s, e in self.windows for x in (s, e, self.hang_at)
+                                    if start < x < t})
+        total = 0.0
+        for a, b in itertools.pairwise(cuts):
+            total += level((a + b) / 2) * (
+                (b - a) + 0.12 / w1 * (math.cos(w1 * a + p1) - math.cos(w1 * b + p1))
+                + 0.08 / w2 * (math.cos(w2 * a + p2) - math.cos(w2 * b + p2)))
+        return total
+
     def cpu_seconds(self, c: ContainerRecord, run: Run, t: float) -> float:
         """The integral of a positive, wobbling CPU rate over the run, up to t."""
         seed = self.pod.seed ^ seed_of(c.name)
-        p1, p2 = unit(seed, 1) * 2 * math.pi, unit(seed, 2) * 2 * math.pi
-        w1, w2 = 2 * math.pi / 97, 2 * math.pi / 23
-        cuts = sorted({run.start, t} | {x for s, e in self.windows for x in (s, e, self.hang_at)
-                                         if run.start < x < t})
-        total = 0.0
-        for a, b in itertools.pairwise(cuts):
-            level = self.cpu_level(c, (a + b) / 2)
-            total += level * ((b - a) + 0.12 / w1 * (math.cos(w1 * a + p1) - math.cos(w1 * b + p1))
-                              + 0.08 / w2 * (math.cos(w2 * a + p2) - math.cos(w2 * b + p2)))
-        return round(total, 6)
+        return round(self.counter(seed, run.start, t, lambda m: self.cpu_level(c, m)), 6)
 
     def memory(self, c: ContainerRecord, run: Run, t: float) -> float:
         cap = c.limits.get("memory") or (c.requests.get("memory", 0) * 1.25) or 4 * GIB

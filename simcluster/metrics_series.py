@@ -17,10 +17,10 @@ Families (labels as the real exporters on OpenShift give them):
   `nvidia.com/gpu.memory`, default 81920) with `gpu`, `UUID`, `device`, `pci_bus_id`,
   `modelName`, `Hostname` (the node), `DCGM_FI_DRIVER_VERSION`, `namespace`, `pod`,
   `container`, `instance`, `job`.
-- cAdvisor (kubelet): `container_cpu_usage_seconds_total` (counter; resets when a
-  container restarts), `container_memory_working_set_bytes`, labels `namespace`, `pod`,
-  `container`, `node`, `image`, `id`, `instance`, `job`, `metrics_path`, `endpoint`,
-  `service`. Only per-container series (no `container=""` pod totals).
+- cAdvisor (kubelet): `container_cpu_usage_seconds_total`,
+  `container_memory_working_set_bytes`, `container_fs_reads_bytes_total`,
+  `container_fs_writes_bytes_total` per container, `container_network_receive_bytes_total`,
+  `container_network_transmit_bytes_total` per pod (metrics_cadvisor.py).
 - kube-state-metrics: `kube_pod_container_resource_requests` (`resource` cpu / memory /
   nvidia_com_gpu ..., `unit` core / byte / integer) while the pod object exists, and
   `kube_node_status_allocatable` per node.
@@ -31,10 +31,13 @@ How the values behave over a pod's life is metrics_model.py's business.
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from simcluster import metrics_cadvisor
+from simcluster.metrics_cadvisor import CADVISOR
 from simcluster.metrics_history import (
     RETENTION,
     ContainerRecord,
@@ -42,9 +45,14 @@ from simcluster.metrics_history import (
     NodeRecord,
     PodRecord,
     Run,
-    seed_of,
 )
-from simcluster.metrics_model import SCRAPE_INTERVAL, PodModel, scrape_interval
+from simcluster.metrics_model import (
+    SCRAPE_INTERVAL,
+    PodModel,
+    overlaps,
+    scrape_interval,
+    spans,
+)
 from simcluster.promql import Matcher, matches_all
 
 DEFAULT_GPU_MEMORY_MIB = 81920
@@ -57,7 +65,6 @@ MODEL_NAMES = {"NVIDIA-H100-80GB-HBM3": "NVIDIA H100 80GB HBM3",
 
 DCGM = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED",
         "DCGM_FI_DEV_FB_FREE")
-CADVISOR = ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes")
 KSM_PODS = "kube_pod_container_resource_requests"
 KSM_NODES = "kube_node_status_allocatable"
 METRIC_NAMES = DCGM + CADVISOR + (KSM_PODS, KSM_NODES)
@@ -170,19 +177,13 @@ class MergedSeries:
         return any(v is not None for _, v in self.samples(lo, hi))
 
 
-def _overlaps(runs: list[tuple[float, float | None]], lo: float, hi: float) -> bool:
-    return any(s <= hi and (e is None or e + SCRAPE_INTERVAL > lo) for s, e in runs)
-
-
-def _spans(runs: list[Run]) -> list[tuple[float, float | None]]:
-    return [(r.start, r.end) for r in runs]
-
 class ClusterSource:
     """A promql_eval.Source over the history of a cluster."""
 
-    def __init__(self, history: History, now: float) -> None:
+    def __init__(self, history: History, now: float, drop: re.Pattern | None = None) -> None:
         self.history = history
         self.now = now
+        self.drop = drop  # metric names never collected (a scrape's relabelling drops them)
         self._launchers: dict[tuple[str, str], list[Run]] | None = None
         self._models: dict[str, PodModel] = {}
 
@@ -218,8 +219,8 @@ class ClusterSource:
     def _select(self, matchers: list[Matcher], lo: float,
                 hi: float) -> Iterator[GeneratedSeries]:
         lo = max(lo, self.now - RETENTION)
-        names = [n for n in METRIC_NAMES
-                 if all(m.matches(n) for m in matchers if m.name == "__name__")]
+        names = [n for n in METRIC_NAMES if not (self.drop and self.drop.fullmatch(n))
+                 and all(m.matches(n) for m in matchers if m.name == "__name__")]
         quick = [m for m in matchers if m.name in ("namespace", "pod")]
         pods = [p for p in self.history.pods.values()
                 if all(m.matches(p.namespace if m.name == "namespace" else p.name)
@@ -243,8 +244,8 @@ class ClusterSource:
         for pod in pods:
             node = self.history.nodes.get(pod.node)
             for c in pod.containers.values():
-                runs = _spans(c.runs)
-                if not c.gpu_indices or not _overlaps(runs, lo, hi):
+                runs = spans(c.runs)
+                if not c.gpu_indices or not overlaps(runs, lo, hi):
                     continue
                 model = self.model(pod)
                 for idx in c.gpu_indices:
@@ -285,41 +286,15 @@ class ClusterSource:
 
     def _cadvisor(self, name: str, pods: list[PodRecord], lo: float,
                   hi: float) -> Iterator[GeneratedSeries]:
-        for pod in pods:
-            for c in pod.containers.values():
-                runs = _spans(c.runs)
-                if not _overlaps(runs, lo, hi):
-                    continue
-                model = self.model(pod)
-                cid = f"{seed_of(pod.uid, c.name):016x}" * 4
-                labels = {"__name__": name, "container": c.name, "endpoint": "https-metrics",
-                          "id": f"/kubepods.slice/kubepods-pod{pod.uid.replace('-', '_')}"
-                                f".slice/crio-{cid}.scope",
-                          "image": c.image, "instance": f"{pod.node}:10250", "job": "kubelet",
-                          "metrics_path": "/metrics/cadvisor", "namespace": pod.namespace,
-                          "node": pod.node, "pod": pod.name, "service": "kubelet"}
-                yield GeneratedSeries(labels, runs, self._cadvisor_value(name, model, c),
-                                      self.now, scrape_interval(pod.speed))
-
-    @staticmethod
-    def _cadvisor_value(name: str, model: PodModel,
-                        c: ContainerRecord) -> Callable[[float], float]:
-        def run_at(t: float) -> Run:
-            current = c.runs[0]
-            for r in c.runs:
-                if r.start <= t:
-                    current = r
-            return current
-
-        if name == "container_cpu_usage_seconds_total":
-            return lambda t: model.cpu_seconds(c, run_at(t), t)
-        return lambda t: model.memory(c, run_at(t), t)
+        for labels, runs, value, interval in metrics_cadvisor.targets(name, pods, lo, hi,
+                                                                      self.model):
+            yield GeneratedSeries(labels, runs, value, self.now, interval)
 
     def _requests(self, pods: list[PodRecord], lo: float,
                   hi: float) -> Iterator[GeneratedSeries]:
         for pod in pods:
             span = [(pod.created, pod.deleted)]
-            if not _overlaps(span, lo, hi):
+            if not overlaps(span, lo, hi):
                 continue
             for c in pod.containers.values():
                 for resource, amount in sorted(c.requests.items()):
@@ -334,7 +309,7 @@ class ClusterSource:
     def _allocatable(self, lo: float, hi: float) -> Iterator[GeneratedSeries]:
         for node in self.history.nodes.values():
             span = [(node.created, node.deleted)]
-            if not _overlaps(span, lo, hi):
+            if not overlaps(span, lo, hi):
                 continue
             for resource, amount in sorted(node.allocatable.items()):
                 rname, unit_name = resource_unit(resource)

@@ -140,9 +140,10 @@ def enforce_namespace(matchers: list[promql.Matcher], namespace: str) -> list[pr
 
 
 class PrometheusApi:
-    def __init__(self, cluster: Cluster, history: History) -> None:
+    def __init__(self, cluster: Cluster, history: History, drop: str = "") -> None:
         self.cluster = cluster
         self.history = history
+        self.drop = re.compile(drop) if drop else None
         self._last_prune = 0.0
 
     # -- access ---------------------------------------------------------------------------
@@ -174,7 +175,7 @@ class PrometheusApi:
         if now - self._last_prune > 60:
             self.history.prune()
             self._last_prune = now
-        return ClusterSource(self.history, now)
+        return ClusterSource(self.history, now, self.drop)
 
     def handler(self, fn):
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -320,12 +321,13 @@ class PrometheusApi:
         return _success(dict(BUILD_INFO))
 
 
-def build_app(cluster: Cluster) -> web.Application:
-    """The Prometheus API of `cluster`, following its pods from now on (and its past)."""
+def build_app(cluster: Cluster, drop: str = "") -> web.Application:
+    """The Prometheus API of `cluster`, following its pods from now on (and its past);
+    without the series whose metric name matches `drop` (a regex, matched whole)."""
     started = time.monotonic()
     history = History(cluster)
     history.start()
-    api = PrometheusApi(cluster, history)
+    api = PrometheusApi(cluster, history, drop)
     app = web.Application(client_max_size=1024 * 1024)
     for path, fn in (("/api/v1/query", api.query), ("/api/v1/query_range", api.query_range),
                      ("/api/v1/labels", api.labels), ("/api/v1/series", api.series),

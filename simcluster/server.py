@@ -34,6 +34,7 @@ class Options:
     history_size: int = 10000
     bookmark_interval: float = 5.0
     event_ttl: float = 0.0  # seconds; 0 keeps Events
+    prometheus_drop: str = ""  # metric names (a regex, matched whole) Prometheus never has
 
 
 @web.middleware
@@ -124,9 +125,8 @@ class Server:
             print(f"  kubeconfig {name}: {kc}", flush=True)
         print("READY", flush=True)
 
-    @staticmethod
-    def _prometheus_app(cluster: Cluster) -> web.Application:
-        return build_prometheus_app(cluster)
+    def _prometheus_app(self, cluster: Cluster) -> web.Application:
+        return build_prometheus_app(cluster, drop=self.opts.prometheus_drop)
 
     async def _serve(self, app: web.Application, port: int, ctx: ssl.SSLContext | None) -> None:
         runner = web.AppRunner(app, access_log=None, handle_signals=False,

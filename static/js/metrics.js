@@ -1,4 +1,5 @@
-// The Metrics tab: Plotly charts of a job's GPU, CPU and memory series, extended live.
+// The Metrics tab: Plotly charts of a job's GPU, CPU, memory, network and disk series,
+// extended live.
 //
 // The page carries the tables of numbers, the address of the job's metrics.json and which
 // range to ask it for (a small json_script): the points themselves are fetched from there
@@ -29,15 +30,20 @@
 
   var GIB = 1024 * 1024 * 1024;
   var MIB = 1024 * 1024;
+  var KB = 1e3, MB = 1e6, GB = 1e9;  // I/O rates in decimal units, as speeds are quoted
   var KEEP = 1.5;  // keep up to 1.5 ranges of points; the x axis shows one range
   var COLORS = ["#0066cc", "#f0ab00", "#3e8635", "#c9190b", "#8476d1", "#009596",
                 "#ec7a08", "#6a6e73", "#004080", "#795600", "#1e4f18", "#470000"];
   var views = [];
 
   // -- units -------------------------------------------------------------------------------
-  function plotted(unit, value) {  // bytes are drawn in GiB
+  function scaleOf(unit) {  // bytes are drawn in GiB, I/O rates in MB/s
+    return {bytes: GIB, bytes_per_second: MB}[unit] || 1;
+  }
+
+  function plotted(unit, value) {
     if (value === null || value === undefined) return null;
-    return unit === "bytes" ? value / GIB : value;
+    return value / scaleOf(unit);
   }
 
   // `units` are the words after values, translated (metrics_meta.units from the view).
@@ -49,16 +55,25 @@
       return Math.abs(value) >= GIB ? (value / GIB).toFixed(1) + " " + units.gib
                                     : (value / MIB).toFixed(0) + " " + units.mib;
     }
+    if (unit === "bytes_per_second") {
+      var size = Math.abs(value);
+      if (size >= GB) return (value / GB).toFixed(2) + " " + units.gbps;
+      if (size >= MB) return (value / MB).toFixed(1) + " " + units.mbps;
+      if (size >= KB) return (value / KB).toFixed(0) + " " + units.kbps;
+      return value.toFixed(0) + " " + units.bps;
+    }
     return String(value);
   }
 
   function axisTitle(unit, units) {
-    return {percent: "%", cores: units.cpu, bytes: units.gib}[unit] || "";
+    return {percent: "%", cores: units.cpu, bytes: units.gib,
+            bytes_per_second: units.mbps}[unit] || "";
   }
 
   function hoverFormat(unit, units) {
     return {percent: "%{y:.0f}%", cores: "%{y:.2f} " + units.cpu,
-            bytes: "%{y:.1f} " + units.gib}[unit] || "%{y}";
+            bytes: "%{y:.1f} " + units.gib,
+            bytes_per_second: "%{y:.1f} " + units.mbps}[unit] || "%{y}";
   }
 
   function ms(iso) { return Date.parse(iso); }
@@ -280,7 +295,7 @@
     var table = this.root.querySelector('[data-chart-table="' + key + '"]');
     if (!table) return;
     var from = this.xRange()[0];
-    var scale = unit === "bytes" ? GIB : 1;
+    var scale = scaleOf(unit);
     var units = this.units;
     gd.data.forEach(function (trace) {
       var row = null;

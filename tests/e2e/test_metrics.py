@@ -1,4 +1,5 @@
-"""Metrics: a running job's GPUs, CPU and memory as charts that grow while you watch."""
+"""Metrics: a running job's GPUs, CPU, memory, network and disk as charts that grow while you
+watch."""
 
 from __future__ import annotations
 
@@ -35,8 +36,11 @@ def test_alice_watches_bert_gpus_grow(page, live_dashboard, screenshot):
     expect(page).to_have_url(re.compile(r"range=15m"))
     wait_until(lambda: page.evaluate(TRACES, "gpu_util") == 8, 30,
                message="the 15m charts drawn")
-    for key, traces in (("gpu_memory", 8), ("cpu", 9), ("memory", 9)):
+    for key, traces in (("gpu_memory", 8), ("cpu", 9), ("memory", 9), ("network_receive", 9),
+                        ("network_transmit", 9), ("disk_read", 9), ("disk_write", 9)):
         assert page.evaluate(TRACES, key) == traces, key  # the launcher has no GPU
+    # network I/O per pod drawn in MB/s, its axis saying so
+    expect(page.locator("#chart-network_transmit .ytitle")).to_have_text("MB/s")
 
     before = page.evaluate(POINTS, "gpu_util")
     wait_until(lambda: page.evaluate(POINTS, "gpu_util") > before, 60,

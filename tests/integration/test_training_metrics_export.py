@@ -52,7 +52,11 @@ def test_the_clis_csv_rows_are_the_sdks_series(cluster, job):
     end = max(p["time"] for series in sdk["gpu_util"].values() for p in series)
     start = min(p["time"] for series in sdk["gpu_util"].values() for p in series)
     sdk = job.get_metrics(start=start, end=end, prometheus=cluster.prometheus_url)
-    assert sorted(sdk) == ["cpu", "gpu_memory", "gpu_util", "memory"]
+    assert sorted(sdk) == ["cpu", "disk_read", "disk_write", "gpu_memory", "gpu_util", "memory",
+                           "network_receive", "network_transmit"]
+    # network and disk I/O per pod, bytes per second: gradients between the training Workers
+    assert sorted(sdk["network_transmit"]) == ["launcher", "worker-0", "worker-1"]
+    assert max(p["value"] for p in sdk["network_transmit"]["worker-0"]) > 100e6
     gpus = sdk["gpu_util"]
     assert gpus and all(name.startswith("worker-") and " GPU " in name for name in gpus)
     assert all(0 <= p["value"] <= 100 for points in gpus.values() for p in points)
@@ -87,5 +91,5 @@ def test_a_prometheus_that_does_not_answer_is_named(cluster, job):
 
 
 def test_an_unknown_chart_name_lists_the_known_ones(job, cluster):
-    with pytest.raises(ValueError, match="gpu_util, gpu_memory, cpu, memory"):
+    with pytest.raises(ValueError, match="gpu_util, gpu_memory, cpu, memory, network_receive"):
         job.get_metrics(names=["loss"], prometheus=cluster.prometheus_url)

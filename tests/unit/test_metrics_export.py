@@ -57,8 +57,10 @@ def test_a_chart_without_series_is_an_empty_dict_and_no_csv_rows():
 
 
 def test_chart_names_come_in_the_metrics_tabs_order_and_unknown_ones_are_named():
-    assert chart_names(None) == ["gpu_util", "gpu_memory", "cpu", "memory"]
-    assert chart_names(["memory", "gpu_util"]) == ["gpu_util", "memory"]
+    assert chart_names(None) == ["gpu_util", "gpu_memory", "cpu", "memory", "network_receive",
+                                 "network_transmit", "disk_read", "disk_write"]
+    assert chart_names(["disk_read", "memory", "gpu_util"]) == ["gpu_util", "memory",
+                                                                "disk_read"]
     assert chart_names("cpu") == ["cpu"]
     with pytest.raises(ValueError, match=r"Unknown metric loss: use gpu_util, gpu_memory"):
         chart_names(["cpu", "loss"])

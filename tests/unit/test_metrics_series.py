@@ -30,6 +30,11 @@ def ts(t: float) -> str:
 
 @pytest.fixture
 def cluster() -> Cluster:
+    return new_cluster()
+
+
+def new_cluster() -> Cluster:
+    """A cluster of one node with 8 A100 GPUs, its project team-nlp."""
     c = Cluster(speed=1.0)
     c.apply_system({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     c.apply_system({

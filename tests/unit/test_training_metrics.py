@@ -497,8 +497,11 @@ def test_unit_words_are_translated_where_values_are_written():
     from odh.training import i18n
     before = (i18n._translate, i18n._translate_plural)
     try:
-        i18n.set_translator(lambda s: {"CPU": "Kerne", "GiB": "Gio", "MiB": "Mio"}.get(s, s))
-        assert m.unit_labels() == {"cpu": "Kerne", "gib": "Gio", "mib": "Mio"}
+        i18n.set_translator(lambda s: {"CPU": "Kerne", "GiB": "Gio", "MiB": "Mio",
+                                       "MB/s": "Mo/s"}.get(s, s))
+        assert m.unit_labels() == {"cpu": "Kerne", "gib": "Gio", "mib": "Mio", "bps": "B/s",
+                                   "kbps": "kB/s", "mbps": "Mo/s", "gbps": "GB/s"}
+        assert m.format_value(412.34e6, "bytes_per_second") == "412.3 Mo/s"
         assert m.format_value(6.456, "cores") == "6.46 Kerne"
         assert m.format_value(41.25 * m.GIB, "bytes") == "41.2 Gio"
         assert m.format_value(350 * m.MIB, "bytes") == "350 Mio"

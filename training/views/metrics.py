@@ -169,7 +169,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
         context["metrics_problem"] = _problem(e, project)
         return context
     charts = []
-    for key in m.CHART_KEYS:
+    for key in result.shown():  # network and disk only where Prometheus has them
         chart = result.charts[key]
         charts.append({"key": key, "title": chart.title, "unit": chart.unit,
                        "rows": _table(chart), "has_capacity": bool(chart.capacity),
@@ -188,6 +188,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
         "metrics_export_query": urlencode(query),
         "metrics_interval": settings.METRICS_REFRESH_SECONDS * 1000,
         "metrics_gpu_fallback": result.gpu_metric == m.GPU_UTIL,
+        "metrics_io_missing": result.io_missing,
     })
     return context
 

@@ -77,8 +77,8 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
         "list": _("list training jobs with their status"),
         "describe": _("status, Workers, resources, events and the diagnosis of one job"),
         "logs": _("the log of the Launcher or of Workers"),
-        "metrics": _("a job's GPU, CPU and memory series, as the Metrics tab charts them, as "
-                     "CSV or JSON"),
+        "metrics": _("a job's GPU, CPU, memory, network and disk series, as the Metrics tab "
+                     "charts them, as CSV or JSON"),
         "wait": _("wait until a job has finished (or reached --for STATUS)"),
         "suspend": _("suspend a job: its Workers stop, it keeps its place"),
         "resume": _("resume a suspended job"),

@@ -121,12 +121,13 @@ class JobFollowing:
                     prometheus: str | None = None) -> dict[str, dict[str, list[dict]]]:
         """The job's series as the dashboard's Metrics tab charts them, read from the
         cluster's Prometheus with your credentials: a dict by chart (`names`, by default
-        every one: "gpu_util", "gpu_memory", "cpu", "memory") of dicts by series
-        ("launcher", "worker-0", "worker-0 GPU 0") of points `{"time": "2025-01-31T12:00:00Z",
-        "value": 87.0}` (percent, bytes, cores). `start` and `end` (datetimes, or ISO 8601
-        texts) default to the job's whole run. `prometheus` is the query API's URL
-        (default: $ODH_PROMETHEUS_URL); ClusterUnavailable when there is none or it does
-        not answer."""
+        every one: "gpu_util", "gpu_memory", "cpu", "memory", "network_receive",
+        "network_transmit", "disk_read", "disk_write") of dicts by series ("launcher",
+        "worker-0", "worker-0 GPU 0") of points `{"time": "2025-01-31T12:00:00Z",
+        "value": 87.0}` (percent, bytes, cores, bytes per second). `start` and `end`
+        (datetimes, or ISO 8601 texts) default to the job's whole run. `prometheus` is the
+        query API's URL (default: $ODH_PROMETHEUS_URL); ClusterUnavailable when there is
+        none or it does not answer."""
         from odh.training.metrics.export import read_series
         return read_series(self.client, self.kind, self.namespace, self.name, names=names,
                            start=start, end=end, prometheus=prometheus)

@@ -1,4 +1,5 @@
-"""A training job's GPU, CPU and memory series from the cluster's Prometheus query API.
+"""A training job's GPU, CPU, memory, network and disk series from the cluster's
+Prometheus query API.
 
 On OpenShift that API is the Thanos querier of cluster monitoring. Its *tenancy* port
 (9092) is what a person without cluster-wide rights may use: every query carries a
@@ -17,9 +18,9 @@ Series come back as plain data the dashboard, the SDK and the CLI can all use::
      "y": [87.0, ...]}
 
 The parts: `odh.training.metrics.promql` (time ranges, windows, the queries),
-`odh.training.metrics.prometheus` (the HTTP API client), `odh.training.metrics.series` (answers as
-series); this module puts them together into a job's charts and its one-line GPU summary,
-and re-exports their names.
+`odh.training.metrics.prometheus` (the HTTP API client), `odh.training.metrics.series`
+(answers as series), `odh.training.metrics.units` (values as text); this module puts them
+together into a job's charts and its one-line GPU summary, and re-exports their names.
 
 GPU utilisation prefers `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0-1 ratio of time the graphics
 engine was busy, the better measure) and falls back to `DCGM_FI_DEV_GPU_UTIL` (percent)
@@ -41,10 +42,14 @@ from odh.training.metrics.promql import (
     ENGINE_ACTIVE,
     FB_FREE,
     FB_USED,
+    FS_READS,
+    FS_WRITES,
     GPU_UTIL,
     JOB_RANGE,
     MAX_POINTS,
     MIN_RATE_WINDOW,
+    NET_RECEIVE,
+    NET_TRANSMIT,
     NICE_STEPS,
     RANGES,
     REAL_CONTAINERS,
@@ -65,9 +70,16 @@ from odh.training.metrics.promql import (
     window,
 )
 from odh.training.metrics.series import Series, gpu_scale, parse_matrix, parse_vector, short_name
-
-MIB = 1024 ** 2
-GIB = 1024 ** 3
+from odh.training.metrics.units import (
+    BYTES,
+    CORES,
+    GIB,
+    MIB,
+    PERCENT,
+    RATE,
+    format_value,
+    unit_labels,
+)
 
 __all__ = [
     "CHART_KEYS",
@@ -76,12 +88,17 @@ __all__ = [
     "ENGINE_ACTIVE",
     "FB_FREE",
     "FB_USED",
+    "FS_READS",
+    "FS_WRITES",
     "GIB",
     "GPU_UTIL",
+    "IO_KEYS",
     "JOB_RANGE",
     "MAX_POINTS",
     "MIB",
     "MIN_RATE_WINDOW",
+    "NET_RECEIVE",
+    "NET_TRANSMIT",
     "NICE_STEPS",
     "RANGES",
     "REAL_CONTAINERS",
@@ -120,13 +137,21 @@ __all__ = [
 
 
 # -- a job's charts --------------------------------------------------------------------------------
-CHART_KEYS = ("gpu_util", "gpu_memory", "cpu", "memory")
-UNITS = {"gpu_util": "percent", "gpu_memory": "bytes", "cpu": "cores", "memory": "bytes"}
+# network and disk I/O: each the rate of one cAdvisor counter, per pod
+IO_METRICS = {"network_receive": NET_RECEIVE, "network_transmit": NET_TRANSMIT,
+              "disk_read": FS_READS, "disk_write": FS_WRITES}
+IO_KEYS = tuple(IO_METRICS)
+CHART_KEYS = ("gpu_util", "gpu_memory", "cpu", "memory", *IO_KEYS)
+UNITS = {"gpu_util": PERCENT, "gpu_memory": BYTES, "cpu": CORES, "memory": BYTES,
+         **dict.fromkeys(IO_KEYS, RATE)}
 
 
 def chart_titles() -> dict[str, str]:
     return {"gpu_util": _("GPU utilisation per GPU"), "gpu_memory": _("GPU memory per worker"),
-            "cpu": _("CPU per pod"), "memory": _("Memory per pod")}
+            "cpu": _("CPU per pod"), "memory": _("Memory per pod"),
+            "network_receive": _("Network received per pod"),
+            "network_transmit": _("Network sent per pod"),
+            "disk_read": _("Disk reads per pod"), "disk_write": _("Disk writes per pod")}
 
 
 @dataclass
@@ -156,6 +181,21 @@ class JobMetrics:
     def has_data(self) -> bool:
         return any(c.series for c in self.charts.values())
 
+    def shown(self) -> list[str]:
+        """The charts to draw, in order: every resource chart (an empty one says why), and
+        a network or disk chart only with series. A cluster whose Prometheus has no
+        container_network_* or container_fs_* series for the job (cAdvisor not scraped
+        for them, or dropped by relabelling) gets no empty chart there but one sentence
+        (`io_missing`), and nothing at all while no chart has data (a job yet to run)."""
+        return [k for k in CHART_KEYS if k in self.charts
+                and (k not in IO_KEYS or self.charts[k].series)]
+
+    @property
+    def io_missing(self) -> bool:
+        """No network or disk series, though Prometheus has the pods' CPU or memory."""
+        return not any(self.charts[k].series for k in IO_KEYS if k in self.charts) and \
+            any(self.charts[k].series for k in ("cpu", "memory") if k in self.charts)
+
     def as_dict(self) -> dict:
         return {"range": self.range.key, "step": self.window.step,
                 "seconds": self.range.seconds, "points": self.range.points,
@@ -179,7 +219,7 @@ def gpu_util_series(client: PrometheusClient, q: JobQueries, w: Window,
 def job_metrics(client: PrometheusClient, namespace: str, kind: JobKind, job: str,
                 rng: TimeRange, now: float | None = None,
                 since: float | None = None) -> JobMetrics:
-    """The four charts of a job over `rng` (only points after `since`, if given)."""
+    """The charts of a job over `rng` (only points after `since`, if given)."""
     now = datetime.now(UTC).timestamp() if now is None else now
     w = window(rng, now, since)
     q = JobQueries(namespace, kind, job, rng)
@@ -202,6 +242,9 @@ def job_metrics(client: PrometheusClient, namespace: str, kind: JobKind, job: st
                     charts["gpu_memory"].capacity[total.pod] = total.maximum
     charts["cpu"].series = series(q.cpu())
     charts["memory"].series = series(q.memory())
+    for key, metric in IO_METRICS.items():
+        charts[key].series = series(q.network(metric) if key.startswith("network")
+                                    else q.disk(metric))
     return JobMetrics(rng, w, gpu_metric, charts)
 
 
@@ -228,26 +271,3 @@ def gpu_summary(client: PrometheusClient, namespace: str, kind: JobKind, job: st
             average = sum(v for _labels, v in samples) / len(samples)
             return summary_text(average, len(pods))
     return ""
-
-
-# -- numbers as text ------------------------------------------------------------------------------
-def unit_labels() -> dict[str, str]:
-    """The words after chart values, translated: what the Metrics tab's script writes too
-    (passed to it with the series, so it writes the same words)."""
-    return {"cpu": _("CPU"), "gib": _("GiB"), "mib": _("MiB")}
-
-
-def format_value(value: float | None, unit: str) -> str:
-    """A chart value for people: "87%", "6.45 CPU", "41.2 GiB", "350 MiB"; "\u2013" for none."""
-    if value is None:
-        return "\u2013"
-    if unit == "percent":
-        return f"{value:.0f}%"
-    labels = unit_labels()
-    if unit == "cores":
-        return f"{value:.2f} {labels['cpu']}"
-    if unit == "bytes":
-        if abs(value) >= GIB:
-            return f"{value / GIB:.1f} {labels['gib']}"
-        return f"{value / MIB:.0f} {labels['mib']}"
-    return f"{value:g}"

@@ -2,7 +2,8 @@
 `odh training metrics` prints, read from the same Prometheus queries as the Metrics tab.
 
 The data is a dict by chart, named as the Metrics tab names them (`gpu_util`,
-`gpu_memory`, `cpu`, `memory`), of dicts by series ("launcher", "worker-0",
+`gpu_memory`, `cpu`, `memory`, `network_receive`, `network_transmit`, `disk_read`,
+`disk_write`), of dicts by series ("launcher", "worker-0",
 "worker-0 GPU 0"), of points `{"time": "2025-01-01T12:00:00Z", "value": 87.0}`; gaps (no
 sample, NaN) are left out. As CSV: one row per point, `series,time,value`, the series
 named `<chart>/<series>` ("cpu/worker-0")."""

@@ -24,6 +24,10 @@ FB_USED = "DCGM_FI_DEV_FB_USED"
 FB_FREE = "DCGM_FI_DEV_FB_FREE"
 CPU_SECONDS = "container_cpu_usage_seconds_total"
 WORKING_SET = "container_memory_working_set_bytes"
+NET_RECEIVE = "container_network_receive_bytes_total"
+NET_TRANSMIT = "container_network_transmit_bytes_total"
+FS_READS = "container_fs_reads_bytes_total"
+FS_WRITES = "container_fs_writes_bytes_total"
 
 # cAdvisor also reports the pod's cgroup (container="") and the pause container ("POD")
 REAL_CONTAINERS = (("container", "!=", ""), ("container", "!=", "POD"))
@@ -211,6 +215,20 @@ class JobQueries:
     def memory(self) -> str:
         """Working-set bytes per pod (what the OOM killer looks at)."""
         return f"sum by (pod) ({self._sel(WORKING_SET, REAL_CONTAINERS)})"
+
+    def network(self, metric: str) -> str:
+        """Bytes per second each pod receives (NET_RECEIVE) or sends (NET_TRANSMIT), all
+        its interfaces together. No container matcher: a pod's containers share its
+        network namespace, which cAdvisor reports once, on the pod's own cgroup
+        (`container=""`; the pause container "POD" with older runtimes), as the
+        kubernetes-mixin dashboards read it."""
+        return f"sum by (pod) (rate({self._sel(metric)}[{self.rng.rate_window}]))"
+
+    def disk(self, metric: str) -> str:
+        """Bytes per second each pod's containers read (FS_READS) or write (FS_WRITES),
+        every device together."""
+        return (f"sum by (pod) (rate({self._sel(metric, REAL_CONTAINERS)}"
+                f"[{self.rng.rate_window}]))")
 
     def gpu_util_average(self, metric: str = ENGINE_ACTIVE, over: str = "5m") -> str:
         """Each GPU's average utilisation over the last `over` (instant query)."""

@@ -29,6 +29,16 @@ def _dashboard_on_demo_cluster(demo_cluster, settings):
     oauth.reset()
 
 
+@pytest.fixture
+def demo_prometheus(demo_cluster, settings):
+    """The dashboard asks the cluster's Prometheus, nothing remembered from before."""
+    from django.core.cache import cache
+    settings.PROMETHEUS_URL = demo_cluster.prometheus_url
+    cache.clear()  # the Overview remembers GPU lines and an unreachable Prometheus briefly
+    yield
+    cache.clear()
+
+
 def _signed_in(username: str, who: str):
     """A fixture: the test client signed in as `username` (`who` says what they may do)."""
     def fixture(client, db, demo_cluster):

@@ -130,7 +130,8 @@ def test_metrics_tab_draws_four_charts_with_their_numbers(alice):
     assert '/static/js/metrics.js' in body
     meta = _meta(body)
     assert meta["query"] == {"range": "1h"}  # the points come from metrics.json...
-    assert meta["units"] == {"cpu": "CPU", "gib": "GiB", "mib": "MiB"}  # for the script
+    assert meta["units"] == {"cpu": "CPU", "gib": "GiB", "mib": "MiB", "bps": "B/s",
+                             "kbps": "kB/s", "mbps": "MB/s", "gbps": "GB/s"}  # for the script
     assert '"series"' not in body  # ...not inside the page
     assert len(alice.get(BERT_JSON, meta["query"]).json()["charts"]["gpu_util"]["series"]) == 8
     # the numbers as text: one row per GPU with latest, average and maximum
@@ -299,8 +300,9 @@ def test_the_tabs_data_downloads_as_csv_and_json_for_the_range_shown(alice):
     assert rows and {"series", "time", "value"} == set(rows[0])
     from odh.training.metrics.charts import parse_iso
     assert {(r["series"], round(parse_iso(r["time"]))) for r in rows} == points
-    assert {r["series"].split("/")[0] for r in rows} == {"gpu_util", "gpu_memory", "cpu",
-                                                         "memory"}
+    assert {r["series"].split("/")[0] for r in rows} == {
+        "gpu_util", "gpu_memory", "cpu", "memory", "network_receive", "network_transmit",
+        "disk_read", "disk_write"}
 
 
 def test_bob_may_not_download_team_nlps_metrics(bob):
