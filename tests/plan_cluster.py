@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from odh.training.sdk import TrainingClient
+from tests import simcluster_process
+
 NS = "team-nlp"
 IMAGE = "quay.io/team-nlp/bert:1.0"
 PLAN_SCENARIO = {
@@ -21,3 +26,22 @@ PLAN_SCENARIO = {
                  "metadata": {"name": "team-quota", "namespace": NS},
                  "spec": {"hard": {"requests.nvidia.com/gpu": "16"}}}],
 }
+
+
+# A module takes them as its own (`cluster, alice = plan_cluster.cluster, plan_cluster.alice`):
+# each module that does gets its own simcluster, started once for its tests.
+@pytest.fixture(scope="module")
+def cluster(request, tmp_path_factory):
+    """The plan's cluster, a simcluster of the module's own (at the tests' speed, 50)."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp(name), PLAN_SCENARIO,
+                                            name=f"{name}.yaml")
+    yield sim
+    sim.stop()
+
+
+@pytest.fixture(scope="module")
+def alice(cluster):
+    """The SDK's client as alice (edit in team-nlp)."""
+    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
+        yield client

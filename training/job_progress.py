@@ -36,14 +36,14 @@ from django.utils.translation import get_language
 from odh.training import errors
 from odh.training.cluster.access import identity
 from odh.training.cluster.client import ClusterClient
-from odh.training.logs.progress import Progress, hints_from_job, parse_progress, progress_source
+from odh.training.logs.progress import Progress, hints_from_job
+from odh.training.logs.running import running_progress
 from odh.training.status.summary import JobStatus, JobSummary
 from training.cluster import client_for_token
 from training.web.language_threads import in_callers_language
 
 log = logging.getLogger("training.progress")
 
-TAIL_LINES = 200
 TIMEOUT = (2.0, 3.0)  # connect, read
 LIST_DEADLINE = 4.0
 LIST_MAX_JOBS = 25
@@ -72,19 +72,12 @@ def read_progress(client: ClusterClient, summary: JobSummary,
                   hints: tuple[int | None, int | None] = (None, None),
                   token: str = "") -> Progress | None:
     """Progress as the job reports it of itself (a TrainJob's trainerStatus: no log read),
-    else from its launcher's log; None: not running, nothing recognised."""
-    if summary.status != JobStatus.RUNNING:
-        return None
-    if summary.reported_progress is not None:
-        return summary.reported_progress
-    source = progress_source(summary.replicas)
-    if source is None or getattr(source, "status", "") != "Running":
-        return None
-    text = client.read_log(summary.namespace, source.name, tail_lines=TAIL_LINES,
-                           timestamps=True)
-    if token:
-        cache.set(tail_key(token, summary), (source.name, str(text)), CACHE_SECONDS)
-    return parse_progress(text.splitlines(), total_hint=hints[0], step_hint=hints[1])
+    else from its launcher's log (the tail kept for the list's diagnoses with `token`);
+    None: not running, nothing recognised."""
+    def keep(pod: str, text: str) -> None:
+        cache.set(tail_key(token, summary), (pod, text), CACHE_SECONDS)
+
+    return running_progress(client, summary, hints, keep if token else None)
 
 
 def for_overview(token: str, summary: JobSummary, job: dict) -> Progress | None:

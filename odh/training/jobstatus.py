@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from odh.training import richhtml as rich
 from odh.training.durations import format_duration, format_timestamp
+from odh.training.i18n import _
 from odh.training.quantity import GPU_RESOURCE
 from odh.training.status.summary import JobSummary, Phase
 
@@ -119,6 +121,31 @@ class JobStatus:
                 "durationSeconds": round(self.duration, 3), "reason": self.reason,
                 "message": self.message, "step": self.step, "headline": self.headline,
                 "queue": None if self.queue is None else self.queue.to_dict()}
+
+    def html_rows(self) -> list[tuple[str, str]]:
+        """(label, HTML) of what the status says beside its badge and headline: Workers,
+        times, the cluster's reason, the queue (each value escaped)."""
+        def stamp(value: datetime | None) -> str:
+            return rich.esc(format_timestamp(value)) if value else ""
+
+        workers = _("%(running)d of %(total)d running, %(pending)d pending, %(failed)d "
+                    "failed") % {"running": self.workers_running, "total": self.workers_total,
+                                 "pending": self.workers_pending, "failed": self.workers_failed}
+        cause = " ".join(p for p in (self.reason, self.message) if p)
+        return [(_("Workers"), rich.esc(workers)), (_("Created"), stamp(self.created_time)),
+                (_("Started"), stamp(self.start_time)),
+                (_("Finished"), stamp(self.completion_time)),
+                (_("Duration"), rich.esc(self.duration_text) if self.start_time else ""),
+                (_("Reason"), rich.esc(cause)),
+                (_("Queue"), rich.esc(self.queue.sentence()) if self.queue is not None else "")]
+
+    def _repr_html_(self) -> str:
+        """The status in a notebook: its colour, symbol and word, its headline, its Workers
+        and times (everything from the cluster escaped)."""
+        head = rich.status_badge(self.phase)
+        if self.headline:
+            head += f" <span>{rich.esc(self.headline)}</span>"
+        return rich.box(_("Job status"), head, rich.rows(self.html_rows()))
 
     def changed_from(self, other: JobStatus | None) -> bool:
         """Did anything a person watching would notice change?"""

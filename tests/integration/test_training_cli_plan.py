@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from odh.training.sdk import TrainingClient
-from tests import simcluster_process
+from tests import plan_cluster
 from tests.cutting_proxy import CuttingProxy
-from tests.plan_cluster import IMAGE, NS, PLAN_SCENARIO
+from tests.plan_cluster import IMAGE, NS
 from tests.waiting import wait_until
 
 BIN = Path(sys.executable).parent
@@ -26,12 +26,7 @@ SMALL = ["--image", IMAGE, "--workers", "2", "--cpu-per-worker", "1",
          "--memory-per-worker", "1Gi", "--command", "horovodrun -np 2 python train.py"]
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("cli-plan"),
-                                            PLAN_SCENARIO, name="cli-plan.yaml")
-    yield sim
-    sim.stop()
+cluster = plan_cluster.cluster
 
 
 @pytest.fixture(scope="module")

@@ -31,25 +31,14 @@ from odh.training import (
     errors,
 )
 from odh.training.sdk import TrainingClient
-from tests import simcluster_process
+from tests import plan_cluster
 from tests.cutting_proxy import CuttingProxy
-from tests.plan_cluster import IMAGE, NS, PLAN_SCENARIO
+from tests.plan_cluster import IMAGE, NS
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND = ["horovodrun", "-np", "2", "python", "train.py"]
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    sim = simcluster_process.start_scenario(tmp_path_factory.mktemp("sdk-plan"),
-                                            PLAN_SCENARIO, name="sdk-plan.yaml")
-    yield sim
-    sim.stop()
-
-
-@pytest.fixture(scope="module")
-def alice(cluster):
-    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
-        yield client
+cluster, alice = plan_cluster.cluster, plan_cluster.alice
 
 
 def job(name: str, client: TrainingClient, run_seconds: float = 3, **options) -> MPIJob:

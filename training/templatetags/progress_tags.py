@@ -8,7 +8,7 @@ from django import template
 from django.utils.translation import gettext as _
 
 from odh.training.durations import format_duration
-from odh.training.logs.progress import EPOCH, REPORTED
+from odh.training.logs.running import describe
 
 register = template.Library()
 
@@ -19,21 +19,6 @@ def progress_of(progress_by_job, job) -> object | None:
     if not progress_by_job:
         return None
     return progress_by_job.get(f"{job.namespace}/{job.kind.slug}/{job.name}")
-
-
-def describe(progress) -> str:
-    """"Epoch 3 of 40", "Step 1,200 of 5,000", "Epoch 3" (total unknown), or the trainer's own
-    report."""
-    values = {"current": f"{progress.current:,}", "total": f"{progress.total or 0:,}"}
-    if progress.unit == REPORTED:  # a percentage, shown beside the bar
-        return _("Progress reported by the trainer")
-    if progress.unit == EPOCH:
-        if progress.total:
-            return _("Epoch %(current)s of %(total)s") % values
-        return _("Epoch %(current)s") % values
-    if progress.total:
-        return _("Step %(current)s of %(total)s") % values
-    return _("Step %(current)s") % values
 
 
 @register.inclusion_tag("training/partials/progress_bar.html")

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from odh.training import richhtml as rich
 from odh.training.i18n import _
 
 
@@ -192,6 +193,32 @@ class Diagnosis:
             "raw_reason": self.raw_reason, "raw_message": self.raw_message,
             "unread": list(self.unread), "dismissable": self.dismissable,
         }
+
+    def _repr_html_(self) -> str:
+        """The diagnosis in a notebook, as the job page's card says it: its severity (colour,
+        symbol, word) and headline, whose problem it is, the evidence, what to do (commands
+        as code), what could not be read; everything from the cluster escaped."""
+        words = {Severity.ERROR: _("Error"), Severity.WARNING: _("Warning"),
+                 Severity.INFO: _("Information")}
+        head = rich.badge(str(self.severity), words.get(self.severity, str(self.severity))) + \
+            f" <strong>{rich.esc(self.headline)}</strong>"
+        body = rich.rows([(_("Cause"), rich.esc(self.culprit_title)),
+                          (_("Affected"), rich.esc(", ".join(self.affected_labels)))])
+        if self.evidence:
+            body += rich.heading(_("Evidence")) + rich.items(
+                (rich.muted(f"{e.source}: ") if e.source else "")
+                + (rich.code(e.text) if e.kind == "log" else rich.esc(e.text))
+                for e in self.evidence)
+        if self.suggestions:
+            body += rich.heading(_("What to do")) + rich.items(
+                [rich.esc(s.text) + (" " + rich.code(s.command) if s.command else "")
+                 for s in self.suggestions], ordered=True)
+        if self.unread:
+            body += rich.heading(_("Not seen")) + rich.items(rich.esc(u) for u in self.unread)
+        if self.raw_reason or self.raw_message:
+            body += rich.unavailable(_("The cluster said"),
+                                     f"{self.raw_reason} {self.raw_message}".strip())
+        return rich.box(_("Diagnosis"), head, body)
 
     def text(self) -> str:
         """The diagnosis as plain text, as `odh training describe` prints it."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from odh.training import errors
-from odh.training.cluster.jobwatch import job_changes
+from odh.training.cluster.jobwatch import WINDOW, job_changes
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus, Phase
 from odh.training.kinds import JobKind
@@ -21,8 +21,11 @@ from odh.training.logs.logfollow import (
     read_text,
     wait_for_pod,
 )
+from odh.training.logs.progress import Progress
 from odh.training.queues.start import progress_ends, read_standing
 from odh.training.sdk import TrainingClient
+
+PROGRESS_EVERY = 5  # seconds at most between two readings of a shown progress
 
 
 class JobFollowing:
@@ -62,29 +65,67 @@ class JobFollowing:
         # `step` says the same (the lifecycle step alone: `summary().lifecycle_step`)
         return dataclasses.replace(status, step=str(told.line), headline=str(told.line))
 
+    def _statuses(self, timeout: float | None, window: int = WINDOW) -> Iterator[JobStatus]:
+        """The status each time the job changes and at the end of each quiet `window`
+        seconds; ends after the job has finished, after `timeout`, or when it is deleted."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for obj in job_changes(self.client.cluster, self.kind, self.namespace, self.name,
+                               deadline=deadline, window=window):
+            if obj is None:
+                return
+            current = self.status()
+            yield current
+            if current.is_finished:
+                return
+
     def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
         """Each new status as it happens (driven by a watch on the job, not by polling),
         the current one first; ends after the job has finished, or after `timeout`
         seconds, or when it is deleted."""
-        deadline = None if timeout is None else time.monotonic() + timeout
         last: JobStatus | None = None
-        for obj in job_changes(self.client.cluster, self.kind, self.namespace, self.name,
-                               deadline=deadline):
-            if obj is None:
-                return
-            current = self.status()
+        for current in self._statuses(timeout):
             if current.changed_from(last):
                 last = current
                 yield current
-            if current.is_finished:
-                return
 
-    def wait_for_completion(self, timeout: float = 3600) -> JobStatus:
+    def progress(self) -> Progress | None:
+        """How far training has got (`odh.training.logs.progress.Progress`: epoch or step,
+        `fraction`, `eta_at(now)`), as the dashboard's progress bar reads it from the
+        Launcher's log (or as a TrainJob reports it); None when the job is not running or
+        its log says nothing recognisable."""
+        from odh.training.logs.progress import hints_from_job
+        from odh.training.logs.running import running_progress
+        from odh.training.status.queries import job_detail
+        cluster = self.client.cluster
+        detail = job_detail(cluster, self.kind, self.namespace, self.name)
+        return running_progress(cluster, detail.summary, hints_from_job(self.kind, detail.job))
+
+    def wait_for_completion(self, timeout: float = 3600,
+                            show_progress: bool | str = False) -> JobStatus:
         """Return the final status once the job Succeeded; raise JobFailedError (with the
         diagnosis, its suggestions and the log lines it rests on) if it failed, and
-        JobTimeoutError after `timeout` seconds."""
+        JobTimeoutError after `timeout` seconds.
+
+        `show_progress=True` shows the status and the training's progress and time left
+        while it waits, refreshed at least every PROGRESS_EVERY seconds: a tqdm bar where
+        tqdm is installed, else a plain line each time it changes ("text" asks for the
+        lines, "tqdm" for the bar; odh.training.jobs.notebook)."""
+        if not show_progress:
+            return self._wait(timeout, None)
+        from odh.training.jobs.notebook import display
+        shown = display(self, show_progress)
+        try:
+            return self._wait(timeout, shown)
+        finally:
+            shown.close()
+
+    def _wait(self, timeout: float, show) -> JobStatus:
         last: JobStatus | None = None
-        for last in self.watch(timeout=timeout):
+        statuses = self.watch(timeout=timeout) if show is None else \
+            self._statuses(timeout, PROGRESS_EVERY)
+        for last in statuses:
+            if show is not None:
+                show(last, self._progress_quietly(last))
             if last.phase == Phase.FAILED:
                 raise self.client.failure(self.name, self.namespace, self.kind)
             if last.phase == Phase.SUCCEEDED:
@@ -101,6 +142,16 @@ class JobFollowing:
             _("%(name)s is still %(status)s after %(seconds)d seconds.") % {
                 "name": self.name, "status": last.phase.value, "seconds": int(timeout)},
             status=last)
+
+    def _progress_quietly(self, status: JobStatus) -> Progress | None:
+        """The progress to show beside `status`: None where it cannot be read (the log
+        refused, the job gone): the wait goes on, saying the status alone."""
+        if status.phase != Phase.RUNNING:
+            return None
+        try:
+            return self.progress()
+        except errors.ClusterError:
+            return None
 
     def cost(self):
         """What the job has cost so far (not finished) or in all (finished), at the prices

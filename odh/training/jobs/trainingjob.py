@@ -93,6 +93,12 @@ class TrainingJob(JobFollowing):
         return (f"{type(self).__name__}(name={self.spec.name!r}, "
                 f"namespace={self.spec.namespace or None!r})")
 
+    def _repr_html_(self) -> str:
+        """The job in a notebook: what it runs, and where it stands once it was created or
+        read from the cluster (odh.training.jobs.notebook)."""
+        from odh.training.jobs.notebook import job_html
+        return job_html(self)
+
     # -- files and templates -----------------------------------------------------------------
     @classmethod
     def from_yaml(cls, path: str | Path, **options: Any) -> Self:

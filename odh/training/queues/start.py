@@ -32,7 +32,8 @@ from typing import Any
 from odh.training import errors
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, QUEUE_LABEL, JobKind
-from odh.training.logs.progress import hints_from_job, parse_progress, progress_source
+from odh.training.logs.progress import hints_from_job
+from odh.training.logs.running import running_progress
 from odh.training.manifests.totals import ZERO, amount
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import GPU_RESOURCE
@@ -54,13 +55,11 @@ from odh.training.queues.standing import (
     workload_needs,
 )
 from odh.training.status.summarize import summarize
-from odh.training.status.summary import JobStatus
 
 Obj = dict[str, Any]
 EndsIn = Callable[[str, str, str], "float | None"]  # (namespace, kind, name) -> seconds
 _PREEMPTOR_UID = re.compile(r"\(UID: ([^,)\s]+)")
 MAX_NAMESPACES = 20  # listed one by one when the person may not list every namespace's
-LOG_LINES = 200  # of a running job's launcher, for its progress (as the Overview reads)
 
 
 def _true(workload: Obj, type_: str) -> bool:
@@ -184,18 +183,9 @@ def progress_ends(client: Any, now: datetime | None = None) -> EndsIn:
         try:
             job = client.get_job(kind, namespace, name)
             summary = summarize(job, client.list_job_pods(namespace, name, kind), None, now)
-            if summary.status == JobStatus.RUNNING and summary.reported_progress is not None:
-                return summary.reported_progress.eta_at(now)
-            source = progress_source(summary.replicas)
-            if summary.status != JobStatus.RUNNING or source is None \
-                    or getattr(source, "status", "") != "Running":
-                return None
-            text = client.read_log(namespace, source.name, tail_lines=LOG_LINES,
-                                   timestamps=True)
+            progress = running_progress(client, summary, hints_from_job(kind, job))
         except errors.ClusterError:
             return None
-        epochs, steps = hints_from_job(kind, job)
-        progress = parse_progress(str(text).splitlines(), total_hint=epochs, step_hint=steps)
         return progress.eta_at(now) if progress is not None else None
 
     return ends_in
