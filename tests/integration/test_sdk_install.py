@@ -49,6 +49,7 @@ def _it_pulls_only_what_the_sdk_needs(installed):
     names = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
     assert {"kubernetes", "pyyaml", "requests", "odh-mpijob-dashboard"} <= names
     assert not names & set(DASHBOARD_ONLY), sorted(names & set(DASHBOARD_ONLY))
+    assert "tqdm" not in names  # wait_for_completion's bar uses it only where installed
 
 
 def _the_sdk_imports_without_django(installed):
@@ -57,6 +58,8 @@ def _the_sdk_imports_without_django(installed):
               "JobFailedError, ValidationError\n"
               "MPIJob(name='x', image='i:1', command=['python', 't.py']).to_yaml()\n"
               "assert 'django' not in sys.modules\n"
+              "from odh.training.jobs.notebook import choose\n"
+              "assert choose(True) == 'text', 'no tqdm here: plain lines'\n"
               "try:\n    import django\nexcept ImportError:\n    print('no django')\n")
     done = subprocess.run([str(installed / "bin" / "python"), "-c", script],
                           capture_output=True, text=True, timeout=120, cwd=installed)
