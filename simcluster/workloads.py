@@ -4,6 +4,7 @@
 |---|---|
 | `mpirun`, `mpiexec`, `horovodrun` | MPI launcher (training.MpiLauncher) |
 | `/usr/sbin/sshd`, or nothing in an MPI worker | sshd (training.Sshd), until stopped |
+| nothing in an MPI launcher | the image's entrypoint, taken as `mpirun python train.py` |
 | `python*`, `torchrun` | trainer (training.Trainer), exits 0 after run-seconds |
 | `sleep N` | exits 0 after N seconds (`infinity`: never) |
 | `true` / `false` / `echo ...` | exit 0 / exit 1 / print and exit 0 |
@@ -188,6 +189,15 @@ def in_training_job(pod: Obj) -> bool:
     return JOB_NAME in labels_of(pod)
 
 
+# what an MPI training image's entrypoint runs when its Launcher names no command
+ENTRYPOINT = ("mpirun", "python", "train.py")
+
+
+def is_mpi_launcher(pod: Obj) -> bool:
+    labels = labels_of(pod)
+    return labels.get(JOB_ROLE) == "launcher" and labels.get(OPERATOR_NAME) == "mpi-operator"
+
+
 def is_mpi_worker(pod: Obj) -> bool:
     labels = labels_of(pod)
     return labels.get(JOB_ROLE) == "worker" and labels.get(OPERATOR_NAME) == "mpi-operator"
@@ -198,6 +208,8 @@ def program_for(pod: Obj, container: Obj) -> Program:
     from simcluster import training
 
     argv = argv_of(container)
+    if not argv and is_mpi_launcher(pod):
+        argv = list(ENTRYPOINT)
     if not argv:
         return training.Sshd() if is_mpi_worker(pod) else Forever()
     exe = os.path.basename(argv[0])

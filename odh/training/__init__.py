@@ -56,8 +56,15 @@ from odh.training.validation import validate_spec
 
 if TYPE_CHECKING:
     from odh.training.asyncjobs import AsyncMPIJob, AsyncTrainJob
-    from odh.training.jobs import MPIJob, QuotaWarning, SettingWarning, TrainJob, list_runtimes
-    from odh.training.sdk import InvalidSpec, TrainingClient
+    from odh.training.jobs import (
+        MPIJob,
+        QuotaWarning,
+        SettingWarning,
+        TrainingClient,
+        TrainJob,
+        list_runtimes,
+    )
+    from odh.training.sdk import InvalidSpec
 
 __all__ = [
     "BUILTIN_TEMPLATES",
@@ -122,7 +129,7 @@ __all__ = [
 ]
 
 # loaded on first use: they bring the kubernetes client
-_LAZY = {"TrainingClient": "sdk", "InvalidSpec": "sdk", "MPIJob": "jobs",
+_LAZY = {"TrainingClient": "jobs", "InvalidSpec": "sdk", "MPIJob": "jobs",
          "QuotaWarning": "jobs", "SettingWarning": "jobs", "AsyncMPIJob": "asyncjobs",
          "AsyncTrainJob": "asyncjobs", "TrainJob": "jobs", "list_runtimes": "jobs"}
 

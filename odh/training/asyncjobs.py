@@ -126,7 +126,7 @@ class AsyncJob:
         return await _run(self.job.check)
 
     async def status(self) -> JobStatus:
-        return await _run(self.job.status)
+        return await _run(self.job.read_status)
 
     async def summary(self):
         return await _run(self.job.summary)

@@ -4,7 +4,7 @@ job stands, as `MPIJob.status()` answers). Plain Python: no cluster, no kubernet
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from odh.training.status.summary import JobSummary, Phase
 if TYPE_CHECKING:
     from odh.training.queues.standing import QueueStanding
 
-__all__ = ["JobStatus", "Phase", "ResourceSpec"]
+__all__ = ["JobStatus", "Phase", "ResourceSpec", "StatusNow"]
 
 
 @dataclass(frozen=True)
@@ -154,3 +154,27 @@ class JobStatus:
         keys = ("phase", "workers_running", "workers_pending", "workers_failed",
                 "workers_total", "reason", "step", "start_time", "completion_time", "headline")
         return any(getattr(self, k) != getattr(other, k) for k in keys)
+
+
+class StatusNow(JobStatus):
+    """`job.status` as the examples write it, both ways: called, as the plan has it
+    (`job.status().phase`), or read, as the UX analysis' UC2 has it (`job.status.phase`,
+    `while job.status != "Succeeded": ...`): it compares equal to its phase's name, and each
+    read of `job.status` asks the cluster again, so such a loop ends."""
+
+    @classmethod
+    def of(cls, status: JobStatus) -> StatusNow:
+        return cls(**{f.name: getattr(status, f.name) for f in fields(JobStatus)})
+
+    def __call__(self) -> StatusNow:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.phase == other
+        return JobStatus.__eq__(self, other)
+
+    __hash__ = JobStatus.__hash__
+
+    def __str__(self) -> str:
+        return str(self.phase.value)

@@ -96,7 +96,7 @@ def test_a_verb_that_needs_a_name_says_so(capsys):
 def test_it_says_what_is_missing_for_a_create_from_flags(capsys):
     code, out, err = run(capsys, "training", "create", "mpijob", "bert")
     assert code == 2 and out == ""
-    assert err.startswith("error: Missing --image, --command: e.g. odh training create mpijob "
+    assert err.startswith("error: Missing --image: e.g. odh training create mpijob "
                           "bert --image")
 
 
@@ -308,10 +308,12 @@ def test_what_a_job_cannot_be_created_without_is_its_kinds(capsys):
     assert code == 2
     assert err == ("error: Missing --image: e.g. odh training create trainjob pi --runtime "
                    "mpi-distributed --nodes 2 --gpus 1 --image quay.io/team/pi:1.0\n")
-    code, _out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
-                          "--image", "i:1")
-    assert code == 2
-    assert err.startswith("error: Missing --command: e.g. odh training create mpijob bert ")
+    # an MPIJob with no command: its Launcher runs the image's entrypoint
+    code, out, err = run(capsys, "training", "create", "mpijob", "bert", "-n", "team-nlp",
+                         "--image", "i:1", "--dry-run=client")
+    assert code == 0, err
+    launcher = yaml.safe_load(out)["spec"]["mpiReplicaSpecs"]["Launcher"]
+    assert "command" not in launcher["template"]["spec"]["containers"][0]
 
 
 @pytest.mark.parametrize(("slug", "from_file", "named"), [

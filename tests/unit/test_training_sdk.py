@@ -56,8 +56,11 @@ class Recorder:
 
 
 def run_generated(code: str, monkeypatch) -> MPIJobSpec:
+    import odh.training.jobs
+
     Recorder.created = []
     monkeypatch.setattr(sdk, "TrainingClient", Recorder)
+    monkeypatch.setattr(odh.training.jobs, "TrainingClient", Recorder)  # odh.training's
     exec(compile(code, "<sdk_code>", "exec"), {"__name__": "__main__"})  # noqa: S102
     [spec] = Recorder.created
     return spec
@@ -138,7 +141,10 @@ def unreachable_client() -> TrainingClient:
 
 
 def test_the_package_exports_the_sdk_lazily():
-    assert odh.training.TrainingClient is TrainingClient
+    # the jobs' client: the sdk's, with the MPIJobs as MPIJob objects (get_mpijob...)
+    from odh.training.jobs import spellings
+    assert odh.training.TrainingClient is spellings.TrainingClient
+    assert issubclass(spellings.TrainingClient, TrainingClient)
     assert odh.training.InvalidSpec is InvalidSpec
     with pytest.raises(AttributeError):
         _ = odh.training.NoSuchThing

@@ -163,10 +163,15 @@ def test_a_repository_name_longer_than_255_characters():
 
 # --- command ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [[], [""], ["  "], ["", "python"]])
-def test_the_command_is_required(command):
-    assert only(good(command=command), "command") == (
-        'Enter the command the Launcher runs, for example "horovodrun -np 2 python train.py".')
+@pytest.mark.parametrize("command", [[""], ["  "], ["", "python"]])
+def test_a_command_that_starts_with_an_empty_word_is_refused(command):
+    assert only(good(command=command), "command").startswith(
+        "The command starts with an empty word: write the program the Launcher runs first")
+
+
+def test_no_command_runs_the_image_s_entrypoint():
+    """As the MPI Operator runs a Launcher whose container names no command (issue 26)."""
+    assert not [f for f in validate_spec(good(command=[])) if f.field == "command"]
 
 
 def test_an_np_that_does_not_match_workers_and_slots_is_a_warning_on_the_workers():

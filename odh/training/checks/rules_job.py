@@ -161,9 +161,13 @@ def with_processes(command: list[str], processes: int) -> list[str]:
 
 def check_command(spec: JobSpec, context: ValidationContext) -> Findings:
     command = [text(part) for part in spec.command] if isinstance(spec.command, list) else []
-    if not command or not command[0].strip():
-        yield FieldError("command", _('Enter the command the Launcher runs, for example '
-                                      '"horovodrun -np 2 python train.py".'))
+    if not command:
+        return  # the Launcher runs its image's entrypoint (the review says so)
+    if not command[0].strip():
+        yield FieldError("command", _('The command starts with an empty word: write the '
+                                      'program the Launcher runs first, for example '
+                                      '"horovodrun -np 2 python train.py", or leave the '
+                                      "command empty to run the image's entrypoint."))
         return
     asked = command_processes(command)
     if asked is None or not is_int(spec.workers) or not is_int(spec.gpus_per_worker) \

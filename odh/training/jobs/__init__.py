@@ -24,8 +24,9 @@ refusals (`ClusterError` and its kinds); each carries `suggestions`.
 The parts: `trainingjob` (what every kind's job does: files, create, get, list, change) with
 `following` (status, watch, wait, logs, diagnosis), the kinds' own classes (`mpijob`,
 `trainjob` with the Trainer's runtimes), how the constructors' arguments are read
-(`arguments`), what a refused create raises and a checked one warns (`refusals`), and the
-clients the jobs share (`clients`).
+(`arguments`), what a refused create raises and a checked one warns (`refusals`), the
+clients the jobs share (`clients`), and the UX analysis' spellings of the same calls
+(`spellings`: `validate`, `clone`, `stream_logs`, `TrainingClient.get_mpijob`...).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from odh.training.jobs.arguments import FIX_ARGUMENTS, fix_arguments
 from odh.training.jobs.clients import default_client
 from odh.training.jobs.mpijob import MPIJob
 from odh.training.jobs.refusals import QuotaWarning, SettingWarning
+from odh.training.jobs.spellings import TrainingClient
 from odh.training.jobs.trainingjob import TrainingJob
 from odh.training.jobs.trainjob import Runtime, Runtimes, TrainJob, list_runtimes
 
 __all__ = ["FIX_ARGUMENTS", "MPIJob", "QuotaWarning", "Runtime", "Runtimes", "SettingWarning",
-           "TrainJob", "TrainingJob", "default_client", "fix_arguments", "list_runtimes"]
+           "TrainJob", "TrainingClient", "TrainingJob", "default_client", "fix_arguments",
+           "list_runtimes"]

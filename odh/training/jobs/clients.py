@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from odh.training.sdk import TrainingClient
+from odh.training.jobs.spellings import TrainingClient
 
 _clients: dict[tuple[str | None, str | None], TrainingClient] = {}
 _clients_lock = threading.Lock()

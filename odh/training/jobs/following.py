@@ -12,7 +12,7 @@ from typing import ClassVar
 from odh.training import errors
 from odh.training.cluster.jobwatch import WINDOW, job_changes
 from odh.training.i18n import _
-from odh.training.jobstatus import JobStatus, Phase
+from odh.training.jobstatus import JobStatus, Phase, StatusNow
 from odh.training.kinds import JobKind
 from odh.training.logs.logfollow import (
     follow_pod_lines,
@@ -37,7 +37,14 @@ class JobFollowing:
     namespace: str
     client: TrainingClient
 
-    def status(self) -> JobStatus:
+    @property
+    def status(self) -> StatusNow:
+        """Where the job stands now (`read_status`), read from the cluster each time; call
+        it or read it: `job.status().phase` and `job.status.phase` are the same, and
+        `job.status == "Succeeded"` compares its phase."""
+        return StatusNow.of(self.read_status())
+
+    def read_status(self) -> JobStatus:
         """Where the job stands now (phase, Workers by state, start, completion); for a
         job that names a Kueue queue and has not finished, `queue` too: its position, what
         it needs against what is free, the jobs ahead and its expected start, as far as

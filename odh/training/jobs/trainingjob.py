@@ -20,6 +20,7 @@ from odh.training.jobs.arguments import SDK_FIELDS, fix_arguments, phase_named
 from odh.training.jobs.clients import default_client
 from odh.training.jobs.following import JobFollowing
 from odh.training.jobs.refusals import QuotaWarning, SettingWarning, refusal_error
+from odh.training.jobs.spellings import ExampleSpellings
 from odh.training.kinds import JobKind
 from odh.training.manifests.importing import (
     ManifestImportError,
@@ -38,7 +39,7 @@ from odh.training.spec import read_manifest as spec_from_manifest
 from odh.training.status.summary import JobSummary
 
 
-class TrainingJob(JobFollowing):
+class TrainingJob(ExampleSpellings, JobFollowing):
     """A training job of a kind the dashboard creates, described in Python, created and
     followed in the cluster: what `MPIJob` and `TrainJob` share (each adds its own
     constructor and `update`)."""

@@ -11,6 +11,7 @@ _LAUNCHER = "spec.mpiReplicaSpecs.Launcher"
 _CONTAINER = ".template.spec.containers[0]"
 
 COMMAND_LINE = CommandLine(
+    needs_command=False,  # no command: the Launcher runs its image's entrypoint
     missing=gettext_lazy(
         "Missing %(what)s: e.g. odh training create mpijob bert --image "
         "quay.io/team/bert:1.0 --workers 2 --command \"horovodrun -np 2 python "
