@@ -141,6 +141,11 @@ def _curve(rng_seed: float, k: int, epochs: int, start: float, end: float) -> fl
     return end + (start - end) * math.exp(-3.2 * x) + noise * (1 - x)
 
 
+def learning_rate(base: float, x: float) -> float:
+    """A cosine-decayed learning rate at `x` (0 to 1) of the run, from `base`."""
+    return base * 0.5 * (1 + math.cos(math.pi * min(1.0, max(0.0, x))))
+
+
 def script_name(argv: list[str]) -> str:
     for a in argv:
         if a.endswith(".py"):
@@ -438,10 +443,13 @@ class MpiLauncher(Program):
     def _step(self, k: int) -> None:
         if self.failed:
             return
-        loss = _curve(self.seed, k - 0.5, self.run.behaviour.epochs, self.loss0, self.loss_end)
-        self.run.write(self.out(0, f"Epoch {k}/{self.run.behaviour.epochs} step "
+        epochs = self.run.behaviour.epochs
+        loss = _curve(self.seed, k - 0.5, epochs, self.loss0, self.loss_end)
+        # the linear scaling rule (0.1 for a batch of 256), decayed over the run
+        lr = learning_rate(0.1 * self.batch * min(self.np, 64) / 256, (k - 0.5) / epochs)
+        self.run.write(self.out(0, f"Epoch {k}/{epochs} step "
                                    f"{self.steps // 2}/{self.steps}: loss {loss:.4f}, "
-                                   f"{self._throughput(k):.1f} img/sec"))
+                                   f"lr {lr:.6f}, {self._throughput(k):.1f} img/sec"))
 
     def _epoch(self, k: int) -> None:
         if self.failed:
@@ -694,8 +702,9 @@ class Trainer(Program):
             self.run.write(f"469/469 [==============================] - {seconds:.0f}s "
                            f"{per_step:.0f}ms/step - loss: {loss:.4f} - accuracy: {acc:.4f}")
             return
+        lr = learning_rate(0.001 * max(1, len(self.members)), k / epochs)
         self.run.write(f"Epoch {k}/{epochs}: loss={loss:.4f}, accuracy={acc:.4f}, "
-                       f"{rate:.1f} samples/sec")
+                       f"lr={lr:.6f}, {rate:.1f} samples/sec")
 
     def _finish(self) -> None:
         if self.failed:

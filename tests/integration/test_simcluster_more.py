@@ -237,7 +237,8 @@ def test_replace_puts_a_whole_mpijob_and_keeps_its_status(jobs: Jobs):
 # -- the launcher's training log ----------------------------------------------------------------
 EPOCH_LINE = re.compile(r"Epoch (\d+)/(\d+): loss ([\d.]+), accuracy ([\d.]+), ([\d.]+) img/sec "
                         r"\(([\d.]+) img/sec per rank\)")
-STEP_LINE = re.compile(r"Epoch (\d+)/(\d+) step \d+/\d+: loss ([\d.]+), ([\d.]+) img/sec")
+STEP_LINE = re.compile(r"Epoch (\d+)/(\d+) step \d+/\d+: loss ([\d.]+), lr ([\d.]+), "
+                       r"([\d.]+) img/sec")
 
 
 def test_the_launchers_loss_falls_from_epoch_to_epoch_with_throughput_lines(jobs: Jobs):
@@ -259,7 +260,9 @@ def test_the_launchers_loss_falls_from_epoch_to_epoch_with_throughput_lines(jobs
         assert float(m[6]) == pytest.approx(float(m[5]) / 2, abs=0.1)
     steps = [m for m in (STEP_LINE.fullmatch(line) for line in lines) if m]
     assert [int(m[1]) for m in steps] == list(range(1, 11))
-    assert all(float(m[4]) > 0 for m in steps)
+    assert all(float(m[5]) > 0 for m in steps)
+    rates = [float(m[4]) for m in steps]  # the learning rate decays over the run
+    assert all(a > b for a, b in itertools.pairwise(rates)), rates
     # each epoch's mid-epoch step comes before the epoch line
     assert lines.index(steps[0][0]) < lines.index(epochs[0][0]) < lines.index(steps[1][0])
     assert any(re.fullmatch(r"Total img/sec on 2 rank\(s\): [\d.]+ \+-[\d.]+", line)
