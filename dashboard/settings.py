@@ -270,6 +270,9 @@ PROMETHEUS_CA_FILE = env_str("PROMETHEUS_CA_FILE")
 PROMETHEUS_TIMEOUT = env_int("PROMETHEUS_TIMEOUT", 15, minimum=1)  # seconds, Metrics tab
 # seconds between the Metrics tab's new points (Prometheus scrapes every 15 s by default)
 METRICS_REFRESH_SECONDS = env_int("METRICS_REFRESH_SECONDS", 15, minimum=1)
+# seconds between the watcher's reads of each running job's lead log for its training
+# curves (loss, accuracy, throughput: training/live/hub/curves.py)
+TRAINING_CURVES_SECONDS = env_int("TRAINING_CURVES_SECONDS", 15, minimum=1)
 JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
 # A job's Artifacts (docs/artifacts.md): the image of the short-lived pod that lists its
 # output directories as the person (it needs GNU find and base64), how long that pod may

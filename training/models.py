@@ -586,3 +586,7 @@ class PriceList(models.Model):
 
     def __str__(self) -> str:
         return f"prices in {self.currency}, set by {self.updated_by or '-'}"
+
+
+# the watcher's training curves, in a part of their own (registered with the app here)
+from training.curves.models import TrainingCurves  # noqa: E402,F401

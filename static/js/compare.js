@@ -13,7 +13,8 @@
 
   // A job with no points has no series here: the page says so under the chart, or in place
   // of it (training/views/compare.py). A single point has no line to draw: a marker then.
-  function draw(id, series, xTitle, yTitle) {
+  // `yRange`: the y axis' range (percent charts: 0 to 105); left out, Plotly's own.
+  function draw(id, series, xTitle, yTitle, yRange) {
     var gd = document.getElementById(id);
     if (!gd || !series.length || !window.Plotly) return;
     var escape = function (text) {
@@ -23,14 +24,15 @@
       var colour = COLOURS[s.colour % COLOURS.length];
       return {type: "scatter", mode: s.x.length > 1 ? "lines" : "markers", name: escape(s.name),
               x: s.x, y: s.y, line: {color: colour}, marker: {color: colour, size: 8},
-              hovertemplate: "%{fullData.name}: %{y} · %{x} min<extra></extra>"};
+              hovertemplate: yRange ? "%{fullData.name}: %{y} · %{x} min<extra></extra>"
+                                    : "%{fullData.name}: %{y} · %{x}<extra></extra>"};
     });
     // the theme's text, paper and grid colours (static/js/theme.js): Plotly's own are for
     // a white page
     window.Plotly.react(gd, traces, window.dashboardChartTheme({
       font: FONT, height: 300, margin: {l: 50, r: 20, t: 20, b: 50},
       xaxis: {title: {text: xTitle}, rangemode: "tozero"},
-      yaxis: {title: {text: yTitle}, range: [0, 105]},
+      yaxis: yRange ? {title: {text: yTitle}, range: yRange} : {title: {text: yTitle}},
       showlegend: true,  // names the job even when it is the only one drawn
       legend: {orientation: "h", y: -0.3}
     }), CONFIG);
@@ -41,8 +43,12 @@
     if (!node) return;
     var d;
     try { d = JSON.parse(node.textContent); } catch (e) { return; }
-    draw("compare-chart-gpu", d.gpu, d.xTitle, d.gpuTitle);
-    draw("compare-chart-progress", d.progress, d.xTitle, d.progressTitle);
+    draw("compare-chart-gpu", d.gpu, d.xTitle, d.gpuTitle, [0, 105]);
+    draw("compare-chart-progress", d.progress, d.xTitle, d.progressTitle, [0, 105]);
+    // the training curves both runs logged (loss, accuracy...), by step or epoch
+    (d.training || []).forEach(function (c) {
+      draw("compare-curve-" + c.key, c.series, c.axis_title, c.title);
+    });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -95,17 +95,8 @@
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
-  // -- loading Plotly (a full page has it already; an htmx swap may still be loading it) ---
-  function whenPlotly(src, callback) {
-    if (window.Plotly) { callback(); return; }
-    var script = document.querySelector('script[src="' + src + '"]');
-    if (!script) {
-      script = document.createElement("script");
-      script.src = src;
-      document.head.appendChild(script);
-    }
-    script.addEventListener("load", function () { if (window.Plotly) callback(); });
-  }
+  // Plotly: a full page has it already; an htmx swap may still be loading it (theme.js)
+  var whenPlotly = window.dashboardWhenPlotly;
 
   // -- one Metrics tab on the page ------------------------------------------------------------
   function View(root) {

@@ -20,6 +20,20 @@
     });
   }
 
+  // Plotly, then `callback`: at once when the page has it, else once the script at `src`
+  // (added to the page if no tag asks for it yet: an htmx swap brought charts) has loaded.
+  // Used by the Metrics tab (static/js/metrics.js) and the Training charts (curves.js).
+  window.dashboardWhenPlotly = function (src, callback) {
+    if (window.Plotly) { callback(); return; }
+    var script = document.querySelector('script[src="' + src + '"]');
+    if (!script) {
+      script = document.createElement("script");
+      script.src = src;
+      document.head.appendChild(script);
+    }
+    script.addEventListener("load", function () { if (window.Plotly) callback(); });
+  };
+
   // The colours charts draw with (static/js/metrics.js, cluster.js, compare.js), read from
   // the stylesheet so they follow the theme.
   window.dashboardChartColours = function () {

@@ -36,13 +36,14 @@ def job(cluster):
         yield MPIJob.get(JOB, PROJECT, client=client)
 
 
-def odh(cluster, *args: str, prometheus: bool = True) -> subprocess.CompletedProcess:
+def odh(cluster, *args: str, prometheus: bool = True, job: str = JOB,
+        project: str = PROJECT) -> subprocess.CompletedProcess:
     env = dict(os.environ, KUBECONFIG=str(cluster.kubeconfig("alice")), PYTHONPATH=str(ROOT))
     env.pop("ODH_PROMETHEUS_URL", None)
     if prometheus:
         env["ODH_PROMETHEUS_URL"] = cluster.prometheus_url
-    return subprocess.run([sys.executable, "-m", "odh.training.cli", "metrics", "mpijob", JOB,
-                           "-n", PROJECT, *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "odh.training.cli", "metrics", "mpijob", job,
+                           "-n", project, *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
 
@@ -53,7 +54,7 @@ def test_the_clis_csv_rows_are_the_sdks_series(cluster, job):
     start = min(p["time"] for series in sdk["gpu_util"].values() for p in series)
     sdk = job.get_metrics(start=start, end=end, prometheus=cluster.prometheus_url)
     assert sorted(sdk) == ["cpu", "disk_read", "disk_write", "gpu_memory", "gpu_util", "memory",
-                           "network_receive", "network_transmit"]
+                           "network_receive", "network_transmit", "training"]
     # network and disk I/O per pod, bytes per second: gradients between the training Workers
     assert sorted(sdk["network_transmit"]) == ["launcher", "worker-0", "worker-1"]
     assert max(p["value"] for p in sdk["network_transmit"]["worker-0"]) > 100e6
@@ -64,12 +65,21 @@ def test_the_clis_csv_rows_are_the_sdks_series(cluster, job):
     done = odh(cluster, "--start", start, "--end", end)
     assert done.returncode == 0, done.stderr
     rows = list(csv.reader(io.StringIO(done.stdout)))
-    assert rows[0] == ["series", "time", "value"]
-    expected = [(f"{chart}/{name}", p["time"], p["value"])
-                for chart, by_name in sdk.items() for name, points in by_name.items()
-                for p in points]
-    assert [(series, t, float(v)) for series, t, v in rows[1:]] == expected
-    assert len(expected) > 10
+    assert rows[0] == ["series", "time", "value", "step", "epoch"]
+    prometheus = [(f"{chart}/{name}", p["time"], p["value"])
+                  for chart, by_name in sdk.items() if chart != "training"
+                  for name, points in by_name.items() for p in points]
+    assert [(series, t, float(v)) for series, t, v, _step, _epoch in rows[1:]
+            if not series.startswith("training/")] == prometheus
+    assert len(prometheus) > 10
+    # the training curves over the same range: the CLI read the log the SDK read (their
+    # numbers against the log's: tests/integration/test_training_curves.py)
+    training = [(f"training/{name}", p["time"], p["value"], p["step"], p["epoch"])
+                for name, points in sdk["training"].items() for p in points]
+    assert [(series, t, float(v), float(step) if step else None,
+             float(epoch) if epoch else None)
+            for series, t, v, step, epoch in rows[1:] if series.startswith("training/")
+            ] == training
 
     as_json = odh(cluster, "--start", start, "--end", end, "-o", "json", "--metric", "cpu")
     assert as_json.returncode == 0, as_json.stderr
@@ -83,6 +93,26 @@ def test_without_a_prometheus_both_say_how_to_name_one(cluster, job, monkeypatch
     done = odh(cluster, prometheus=False)
     assert done.returncode == 1 and done.stdout == ""
     assert "No Prometheus to read metrics from: set ODH_PROMETHEUS_URL" in done.stderr
+
+
+def test_the_training_curves_alone_need_no_prometheus(cluster, monkeypatch):
+    """A finished demo job's Launcher log (12 epochs): its curves from the SDK and the CLI,
+    no Prometheus named."""
+    monkeypatch.delenv("ODH_PROMETHEUS_URL", raising=False)
+    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
+        sdk = MPIJob.get("resnet50-imagenet", "team-cv", client=client).get_metrics(
+            names=["training"])
+    assert list(sdk) == ["training"]
+    loss = sdk["training"]["loss@epoch"]
+    assert [p["epoch"] for p in loss] == list(range(1, 13))
+    assert loss[0]["value"] > loss[-1]["value"] and loss[0]["step"] > 0
+    done = odh(cluster, "--metric", "training", prometheus=False, job="resnet50-imagenet")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0] == ["series", "time", "value", "step", "epoch"]
+    assert [(series, t, float(v)) for series, t, v, _step, _epoch in rows[1:]] == [
+        (f"training/{name}", p["time"], p["value"])
+        for name, points in sdk["training"].items() for p in points]
 
 
 def test_a_prometheus_that_does_not_answer_is_named(cluster, job):

@@ -42,27 +42,29 @@ def test_series_are_points_by_chart_and_series_with_the_gaps_left_out():
 
 def test_csv_has_a_header_then_a_row_a_point_with_every_digit():
     rows = list(csv.reader(io.StringIO(csv_text(as_series(metrics(), chart_names(None))))))
-    assert rows == [["series", "time", "value"],
-                    ["gpu_util/worker-0 GPU 0", "2025-01-31T12:00:00Z", "87.5"],
-                    ["gpu_util/worker-0 GPU 0", "2025-01-31T12:00:30Z", "90"],
-                    ["cpu/launcher", "2025-01-31T12:00:00Z", "0.25"],
-                    ["cpu/worker-0", "2025-01-31T12:00:00Z", "6.5"],
-                    ["memory/worker-0", "2025-01-31T12:00:00Z", "129554601"]]
+    # step and epoch: for training points only (tests/unit/test_training_curves.py)
+    assert rows == [["series", "time", "value", "step", "epoch"],
+                    ["gpu_util/worker-0 GPU 0", "2025-01-31T12:00:00Z", "87.5", "", ""],
+                    ["gpu_util/worker-0 GPU 0", "2025-01-31T12:00:30Z", "90", "", ""],
+                    ["cpu/launcher", "2025-01-31T12:00:00Z", "0.25", "", ""],
+                    ["cpu/worker-0", "2025-01-31T12:00:00Z", "6.5", "", ""],
+                    ["memory/worker-0", "2025-01-31T12:00:00Z", "129554601", "", ""]]
 
 
 def test_a_chart_without_series_is_an_empty_dict_and_no_csv_rows():
     data = as_series(metrics(), ["gpu_memory"])
     assert data == {"gpu_memory": {}}
-    assert csv_text(data) == "series,time,value\n"
+    assert csv_text(data) == "series,time,value,step,epoch\n"
 
 
 def test_chart_names_come_in_the_metrics_tabs_order_and_unknown_ones_are_named():
     assert chart_names(None) == ["gpu_util", "gpu_memory", "cpu", "memory", "network_receive",
-                                 "network_transmit", "disk_read", "disk_write"]
+                                 "network_transmit", "disk_read", "disk_write", "training"]
     assert chart_names(["disk_read", "memory", "gpu_util"]) == ["gpu_util", "memory",
                                                                 "disk_read"]
     assert chart_names("cpu") == ["cpu"]
-    with pytest.raises(ValueError, match=r"Unknown metric loss: use gpu_util, gpu_memory"):
+    with pytest.raises(ValueError, match=r"Unknown metric loss: use gpu_util, gpu_memory, "
+                                         r"cpu, memory, training"):
         chart_names(["cpu", "loss"])
 
 

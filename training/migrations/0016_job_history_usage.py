@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("training", "0014_notification_statuses"),
+        ("training", "0015_training_curves"),
     ]
 
     operations = [

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -32,6 +32,7 @@ from odh.training.metrics import charts as m
 from odh.training.status.summary import JobStatus, JobSummary
 from training.accounts import session
 from training.cluster import client_for_token, prometheus_tls
+from training.curves.access import curves_context
 from training.permissions import GET_PODS, may
 from training.web import params
 
@@ -150,7 +151,10 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
             summary.finished.timestamp() if summary.finished else None,
             datetime.now(UTC).timestamp())
     whole_run = rng.key.startswith(m.JOB_RANGE)
-    context: dict = {"metrics_range": m.JOB_RANGE if whole_run else rng.key,
+    # the Training group: kept by the watcher, shown whether Prometheus answers or not
+    context: dict = {**curves_context(request, project, kind.slug, name,
+                                      summary.uid if summary is not None else ""),
+                     "metrics_range": m.JOB_RANGE if whole_run else rng.key,
                      "metrics_ranges": [m.JOB_RANGE, *m.RANGES], "metrics_whole_run": whole_run,
                      "metrics_problem": None}
     if not settings.PROMETHEUS_URL:
@@ -199,7 +203,7 @@ def _json_error(message: str, status: int) -> JsonResponse:
     return response
 
 
-def _metrics_for(request: HttpRequest, project: str, kind: str, name: str
+def metrics_for(request: HttpRequest, project: str, kind: str, name: str
                  ) -> tuple[object, None] | tuple[None, tuple[str, int]]:
     """The job's series over the request's `range` (and `since`, `end`): (result, None), or
     (None, (what went wrong, status))."""
@@ -242,31 +246,17 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
     The Metrics tab fetches its charts' points from here once drawn (the page carries only
     their tables), then polls with `since` for new ones; with `download`, the same as a
     file (the tab's "Download as JSON")."""
-    result, problem = _metrics_for(request, project, kind, name)
+    result, problem = metrics_for(request, project, kind, name)
     if problem is not None:
         return _json_error(*problem)
-    response = JsonResponse(result.as_dict())
+    data = result.as_dict()
+    if request.GET.get("download"):  # the Training group's curves too (not in each poll)
+        from training.views.metrics_export import training_series
+        data["training"] = training_series(request, project, kind, name)
+    response = JsonResponse(data)
     response["Cache-Control"] = "no-store"
     if request.GET.get("download"):
         response["Content-Disposition"] = f'attachment; filename="{name}-metrics.json"'
-    return response
-
-
-@require_GET
-def job_metrics_csv(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
-    """The Metrics tab's charts over the range shown, as CSV (`series,time,value`, series
-    as `<chart>/<series>`: the CLI's `odh training metrics -o csv`)."""
-    from odh.training.metrics.export import as_series, chart_names, csv_text
-
-    result, problem = _metrics_for(request, project, kind, name)
-    if problem is not None:
-        message, status = problem
-        return HttpResponse(message + "\n", status=status,
-                            content_type="text/plain; charset=utf-8")
-    response = HttpResponse(csv_text(as_series(result, chart_names(None))),
-                            content_type="text/csv; charset=utf-8")
-    response["Cache-Control"] = "no-store"
-    response["Content-Disposition"] = f'attachment; filename="{name}-metrics.csv"'
     return response
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from odh.training.i18n import _
 from odh.training.kinds import KINDS, command_line_flags, default_kind
 from odh.training.manifests.templates import BUILTIN_TEMPLATES
-from odh.training.metrics.charts import CHART_KEYS
+from odh.training.metrics.export import EXPORT_KEYS
 
 VERBS = ("create", "get", "list", "describe", "logs", "metrics", "wait", "suspend", "resume",
          "delete")
@@ -77,8 +77,8 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
         "list": _("list training jobs with their status"),
         "describe": _("status, Workers, resources, events and the diagnosis of one job"),
         "logs": _("the log of the Launcher or of Workers"),
-        "metrics": _("a job's GPU, CPU, memory, network and disk series, as the Metrics tab "
-                     "charts them, as CSV or JSON"),
+        "metrics": _("a job's GPU, CPU, memory, network and disk series and its training "
+                     "curves, as the Metrics tab charts them, as CSV or JSON"),
         "wait": _("wait until a job has finished (or reached --for STATUS)"),
         "suspend": _("suspend a job: its Workers stop, it keeps its place"),
         "resume": _("resume a suspended job"),
@@ -188,7 +188,7 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
     elif verb == "metrics":
         _prometheus(p, _("the cluster's Prometheus query API (OpenShift: the Thanos "
                          "querier) (default: $ODH_PROMETHEUS_URL)"))
-        p.add_argument("--metric", action="append", default=None, choices=list(CHART_KEYS),
+        p.add_argument("--metric", action="append", default=None, choices=list(EXPORT_KEYS),
                        help=_("only this chart's series (repeat for more; default: all)"))
         p.add_argument("--start", default=None, metavar="TIME",
                        help=_("from TIME, e.g. 2025-01-31T12:00:00Z (default: the job's "

@@ -158,14 +158,17 @@ class PodLogs(ApiCalls):
 
     def read_log(self, namespace: str, pod: str, container: str | None = None,
                  tail_lines: int | None = 500, timestamps: bool = False,
-                 previous: bool = False, limit_bytes: int | None = None) -> LogText:
-        """The log's last `tail_lines` lines, at most `limit_bytes` of them (by default
-        READ_LOG_LIMIT_BYTES; the server stops there, and the text's `cut` says so).
-        Downloads use `stream_log` instead."""
+                 previous: bool = False, limit_bytes: int | None = None,
+                 since_seconds: int | None = None) -> LogText:
+        """The log's last `tail_lines` lines (of those of the last `since_seconds`, when
+        given), at most `limit_bytes` of them (by default READ_LOG_LIMIT_BYTES; the server
+        stops there, and the text's `cut` says so). Downloads use `stream_log` instead."""
         require_names(namespace, pod, "pods")
         limit_bytes = limit_bytes or READ_LOG_LIMIT_BYTES
         kwargs = _log_options(container, tail_lines, limit_bytes, timestamps=timestamps,
                               previous=previous)
+        if since_seconds is not None:
+            kwargs["since_seconds"] = max(1, int(since_seconds))
         data = self._call(self.core.read_namespaced_pod_log, pod, namespace, raw=True,
                           namespace=namespace, **kwargs)
         raw = data if isinstance(data, bytes) else str(data).encode()

@@ -1,12 +1,22 @@
 """A job's chart series as data to take away: what the SDK's `get_metrics()` returns and
-`odh training metrics` prints, read from the same Prometheus queries as the Metrics tab.
+`odh training metrics` prints, read from the same Prometheus queries as the Metrics tab,
+and the training curves of its Training group.
 
 The data is a dict by chart, named as the Metrics tab names them (`gpu_util`,
 `gpu_memory`, `cpu`, `memory`, `network_receive`, `network_transmit`, `disk_read`,
-`disk_write`), of dicts by series ("launcher", "worker-0",
-"worker-0 GPU 0"), of points `{"time": "2025-01-01T12:00:00Z", "value": 87.0}`; gaps (no
-sample, NaN) are left out. As CSV: one row per point, `series,time,value`, the series
-named `<chart>/<series>` ("cpu/worker-0")."""
+`disk_write`, `training`), of dicts by series ("launcher", "worker-0",
+"worker-0 GPU 0"; for `training` the metric as its log names it, "loss", "accuracy",
+"img/sec", and "loss@epoch" for the end-of-epoch summaries), of points `{"time":
+"2025-01-01T12:00:00Z", "value": 87.0}` (a training point adds its `step` and `epoch`, and
+its time may be None); gaps (no sample, NaN) are left out. As CSV: one row per point,
+`series,time,value,step,epoch`, the series named `<chart>/<series>` ("cpu/worker-0",
+"training/loss"), step and epoch empty for Prometheus' series.
+
+Training curves come from the job's lead log (the Launcher's, rank 0's), read here with
+the person's own credentials and parsed as the dashboard's watcher parses it
+(odh/training/logs/curves.py): the same numbers while the log is there. A job that is
+deleted takes its log with it: its curves are then only in the dashboard (the Metrics
+tab's downloads), which kept them. `training` alone needs no Prometheus."""
 
 from __future__ import annotations
 
@@ -21,9 +31,12 @@ from odh.training.i18n import _
 from odh.training.kinds import JobKind
 from odh.training.metrics.charts import CHART_KEYS, JobMetrics, job_metrics
 from odh.training.metrics.promql import TimeRange, iso, job_time_range, parse_iso
+from odh.training.metrics.training import TRAINING, export_series
 
 PROMETHEUS_ENV = "ODH_PROMETHEUS_URL"
-CSV_HEADER = ("series", "time", "value")
+CSV_HEADER = ("series", "time", "value", "step", "epoch")
+EXPORT_KEYS = (*CHART_KEYS, TRAINING)
+LOG_LIMIT_BYTES = 32 * 1024 * 1024  # the lead log read for its curves, at most
 Points = list[dict]
 SeriesByChart = dict[str, dict[str, Points]]
 
@@ -32,14 +45,14 @@ def chart_names(names: Iterable[str] | str | None) -> list[str]:
     """The charts asked for, in the Metrics tab's order (every one for None); ValueError
     naming the known ones for any other name."""
     if names is None:
-        return list(CHART_KEYS)
+        return list(EXPORT_KEYS)
     wanted = [names] if isinstance(names, str) else list(names)
-    unknown = [n for n in wanted if n not in CHART_KEYS]
+    unknown = [n for n in wanted if n not in EXPORT_KEYS]
     if unknown:
         raise ValueError(_("Unknown metric %(names)s: use %(known)s.")
                          % {"names": ", ".join(map(str, unknown)),
-                            "known": ", ".join(CHART_KEYS)})
-    return [k for k in CHART_KEYS if k in wanted]
+                            "known": ", ".join(EXPORT_KEYS)})
+    return [k for k in EXPORT_KEYS if k in wanted]
 
 
 def instant(value: datetime | float | str | None, what: str) -> float | None:
@@ -71,16 +84,44 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
+def _cell(value: float | None) -> str:
+    return "" if value is None else _number(value)
+
+
 def csv_text(data: SeriesByChart) -> str:
-    """The series as CSV: a header row, then `<chart>/<series>,<ISO 8601 time>,<value>`."""
+    """The series as CSV: a header row, then `<chart>/<series>,<ISO 8601 time>,<value>,
+    <step>,<epoch>` (the last two for training points only)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     for chart, by_name in data.items():
         for name, points in by_name.items():
             for point in points:
-                writer.writerow((f"{chart}/{name}", point["time"], _number(point["value"])))
+                writer.writerow((f"{chart}/{name}", point["time"] or "",
+                                 _number(point["value"]), _cell(point.get("step")),
+                                 _cell(point.get("epoch"))))
     return buffer.getvalue()
+
+
+def read_training(client, kind: JobKind, namespace: str, name: str,
+                  summary=None) -> dict[str, Points]:
+    """The job's training curves from its lead log, read as the person `client` (a
+    TrainingClient) signs in; {} when the log has none or is not there yet."""
+    from odh.training.logs.curves import read_curves
+    from odh.training.logs.progress import progress_source
+
+    summary = summary or client.summary(name, namespace, kind)
+    source = progress_source(summary.replicas)
+    if source is None or not getattr(source, "exists", False):
+        return {}
+    try:
+        text = client.cluster.read_log(namespace, source.name, tail_lines=None,
+                                       timestamps=True, limit_bytes=LOG_LIMIT_BYTES)
+    except errors.ClusterError as e:
+        if e.status == 400:  # its container has not started: no log yet
+            return {}
+        raise
+    return export_series(read_curves(str(text).splitlines()))
 
 
 def prometheus_url(url: str | None) -> str:
@@ -104,11 +145,39 @@ def read_series(client, kind: JobKind, namespace: str, name: str, *,
     now while it runs), as the Metrics tab shows it."""
     charts = chart_names(names)
     begin, until = instant(start, "start"), instant(end, "end")
-    url = prometheus_url(prometheus)
+    asks_prometheus = any(c != TRAINING for c in charts)
+    url = prometheus_url(prometheus) if asks_prometheus else ""
     now = datetime.now(UTC).timestamp()
     # read first: a job that is not there (or not yours to see) says so, as
     # `describe` would, before Prometheus is asked anything about it
     summary = client.summary(name, namespace, kind)
+    out: SeriesByChart = {}
+    if asks_prometheus:
+        out.update(_prometheus_series(client, kind, namespace, name, summary, charts, begin,
+                                      until, now, url))
+    if TRAINING in charts:
+        out[TRAINING] = in_range(read_training(client, kind, namespace, name, summary),
+                                 begin, until)
+    return out
+
+
+def in_range(series: dict[str, Points], begin: float | None,
+             until: float | None) -> dict[str, Points]:
+    """Training points logged between `begin` and `until` (all of them when neither is
+    given; a point without a time only then)."""
+    if begin is None and until is None:
+        return series
+
+    def inside(point: dict) -> bool:
+        t = parse_iso(point["time"]) if point.get("time") else None
+        return t is not None and (begin is None or t >= begin) and \
+            (until is None or t <= until)
+    return {name: [p for p in points if inside(p)] for name, points in series.items()}
+
+
+def _prometheus_series(client, kind: JobKind, namespace: str, name: str, summary,
+                       charts: list[str], begin: float | None, until: float | None,
+                       now: float, url: str) -> SeriesByChart:
     if begin is None or until is None:
         started = summary.started or summary.created
         whole, whole_end = job_time_range(started.timestamp() if started else None,
@@ -122,4 +191,4 @@ def read_series(client, kind: JobKind, namespace: str, name: str, *,
     rng = TimeRange("export", max(60, int(until - begin)))
     with client.prometheus(url) as prom:
         metrics = job_metrics(prom, namespace, kind, name, rng, now=until)
-    return as_series(metrics, charts)
+    return as_series(metrics, [c for c in charts if c != TRAINING])

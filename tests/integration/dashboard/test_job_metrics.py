@@ -297,7 +297,7 @@ def test_the_tabs_data_downloads_as_csv_and_json_for_the_range_shown(alice):
     points = {(f"{key}/{s['name']}", t) for key, chart in charts.items()
               for s in chart["series"] for t, y in zip(s["t"], s["y"], strict=True)
               if y is not None}
-    assert rows and {"series", "time", "value"} == set(rows[0])
+    assert rows and {"series", "time", "value", "step", "epoch"} == set(rows[0])
     from odh.training.metrics.charts import parse_iso
     assert {(r["series"], round(parse_iso(r["time"]))) for r in rows} == points
     assert {r["series"].split("/")[0] for r in rows} == {

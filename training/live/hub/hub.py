@@ -89,6 +89,7 @@ from training.live.hub.cluster import (  # "cluster / queues changed" notices
     ClusterNotices,
     queue_notices,
 )
+from training.live.hub.curves import CurveKeeper
 from training.live.hub.evidence import EvidenceKeeper
 from training.live.hub.languages import ViewerLanguages
 from training.live.hub.logs import LogHub
@@ -126,8 +127,11 @@ class Hub:
                  evidence: EvidenceKeeper | None = None,
                  usage: UsageRecorder | None = None,
                  notifications: NotificationSender | None = None,
-                 signs: SignWatcher | None = None) -> None:
+                 signs: SignWatcher | None = None,
+                 curves: CurveKeeper | None = None) -> None:
         self.client_factory = client_factory
+        # each job's training curves, read from its lead log and kept with the job
+        self.curves = curves
         # sends the notifications the recorder queues with each transition
         self.notifications = notifications
         if notifications is not None and transitions is not None and \
@@ -206,6 +210,8 @@ class Hub:
             self.evidence.start()
         if self.usage is not None:
             self.usage.start()
+        if self.curves is not None:
+            self.curves.start()
         if self.sessions is not None:
             self.sessions.start()
         if self.notifications is not None:
@@ -234,6 +240,8 @@ class Hub:
             self.evidence.stop()
         if self.usage is not None:
             self.usage.stop()
+        if self.curves is not None:
+            self.curves.stop()
         if self.sessions is not None:
             self.sessions.stop()
         if self.signs is not None:
@@ -318,7 +326,8 @@ class Hub:
                 "usage": self.usage.stats() if self.usage is not None else None,
                 "notifications": self.notifications.stats()
                 if self.notifications is not None else None,
-                "signs": self.signs.stats() if self.signs is not None else None}
+                "signs": self.signs.stats() if self.signs is not None else None,
+                "curves": self.curves.stats() if self.curves is not None else None}
 
     # -- viewers ---------------------------------------------------------------------------
     def _interest(self, language: str, groups: list[str] | None) -> None:
@@ -454,6 +463,8 @@ class Hub:
             gone = self.summaries.pop(key, None)
             if gone is not None and self.transitions is not None:
                 self.transitions.gone(gone)
+            if gone is not None and self.curves is not None:
+                self.curves.gone(gone.uid)
             self.pusher.gone(key, send)
             return
         now = datetime.now(UTC)
@@ -464,6 +475,8 @@ class Hub:
         if self.transitions is not None:
             self.transitions.saw(data.job, summary,
                                  str(diagnosis.headline) if diagnosis is not None else "")
+        if self.curves is not None:
+            self.curves.saw(data.job, summary)
         retry = self.pusher.push(key, data, events, summary, diagnosis, now, send=send,
                                  forced=forced)
         if retry is not None:
@@ -502,4 +515,7 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                signs=SignWatcher(prometheus=prometheus_with_service_account,
                                  every=settings.NOTIFY_SIGNS_SECONDS,
                                  hang_after=lambda: float(settings.DIAGNOSIS_HANG_SECONDS))
+               if record_history else None,
+               curves=CurveKeeper(cluster.service_account_client,
+                                  every=float(settings.TRAINING_CURVES_SECONDS))
                if record_history else None)

@@ -1,0 +1,64 @@
+"""The stored curves of a job for the person asking: shown only to whoever may read the
+job's logs in its project (get pods/log, asked with their token, the answer cached), the
+logs they come from."""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest
+
+from odh.training import errors
+from odh.training.cluster.access import Access
+from odh.training.logs.curves import CurveReader
+from training.cluster import user_client
+from training.curves.models import stored_curves
+from training.permissions import person_may
+
+log = logging.getLogger("training.curves")
+
+READ_LOGS = Access("get", "pods", "", "log")
+
+
+def curves_for_user(request: HttpRequest, project: str, uid: str) -> CurveReader | None:
+    """The job's curves (by its uid), or None: none kept, or not this person's to read
+    (a cluster that cannot answer counts as not: the page shows no Training group)."""
+    reader = stored_curves(uid)
+    if reader is None:
+        return None
+    try:
+        with user_client(request) as client:
+            if not person_may(request, client, project, READ_LOGS):
+                return None
+    except errors.ClusterError as e:
+        log.info("curves of %s in %s not shown: %s", uid, project, e.message)
+        return None
+    return reader
+
+
+def curves_context(request: HttpRequest, project: str, kind_slug: str, name: str,
+                   uid: str, csv: bool = True) -> dict:
+    """What partials/training_curves.html shows: the job's Training charts ([]: no group),
+    and where to download them."""
+    from django.urls import reverse
+
+    from odh.training.metrics.training import TRAINING, training_charts
+
+    charts = training_charts(curves_for_user(request, project, uid))
+    url = ""
+    if charts and csv:
+        url = reverse("training-job-metrics-csv", args=[project, kind_slug, name]) + \
+            f"?metric={TRAINING}"
+    return {"curves": charts, "curves_id": "training-curves", "curves_csv_url": url}
+
+
+def job_curves(request: HttpRequest, project: str, kind, name: str) -> CurveReader | None:
+    """The curves of the job of that name as it is in the cluster now (its uid read with
+    the person's token), or None."""
+    with user_client(request) as client:
+        try:
+            job = client.get_job(kind, project, name)
+        except errors.NotFound:
+            return None
+    uid = str((job.get("metadata") or {}).get("uid") or "")
+    return curves_for_user(request, project, uid)
