@@ -179,3 +179,47 @@ def test_compare_overlays_each_runs_curve_of_a_metric():
     assert loss["title"] == "Loss" and loss["axis_title"] == "Epoch"  # run 2 has no steps
     assert [(t["run"], t["x"], t["y"]) for t in loss["traces"]] == [
         (0, [0.5, 1.5], [2.3011, 1.9342]), (2, [1], [0.7])]
+
+
+# -- curves a job pushed to Prometheus (odh/training/metrics/pushed.py) -------------------------
+def matrix(name: str, values: list[tuple[float, str]], **labels: str) -> dict:
+    return {"metric": {"__name__": name, "namespace": "team-nlp", "job": "bert", **labels},
+            "values": [[t, v] for t, v in values]}
+
+
+PUSHED = [  # a query_range answer, as Prometheus gives it (values as text)
+    matrix("training_step", [(100.0, "10"), (115.0, "20"), (130.0, "20"), (145.0, "30")]),
+    matrix("training_epoch", [(100.0, "0.5"), (115.0, "1"), (130.0, "1"), (145.0, "1.5")]),
+    matrix("training_loss", [(100.0, "2.5"), (115.0, "2.0"), (130.0, "1.9"), (145.0, "NaN")],
+           instance="pushgateway:9091"),
+    matrix("training_learning_rate", [(115.0, "0.01"), (145.0, "0.005")]),
+    matrix("training_accuracy", [(160.0, "0.9")]),  # no step at that instant: not placed
+]
+
+
+def test_pushed_series_are_placed_at_the_step_pushed_beside_them():
+    from odh.training.metrics.pushed import pushed_curves, pushed_query
+
+    assert pushed_query("team-nlp", "bert") == \
+        '{__name__=~"training_.+",namespace="team-nlp",job="bert"}'
+    curves = pushed_curves(PUSHED)
+    # step 20 sampled twice: its newest value; NaN left out
+    assert curves["loss"] == [(10, 0.5, 2.5, 100.0), (20, 1.0, 1.9, 130.0)]
+    assert curves["learning_rate"] == [(20, 1.0, 0.01, 115.0), (30, 1.5, 0.005, 145.0)]
+    assert "accuracy" not in curves and "step" not in curves and "epoch" not in curves
+    assert pushed_curves([]) == {}
+
+
+def test_prometheus_series_replace_the_logs_of_the_same_name():
+    from odh.training.metrics.pushed import pushed_curves, with_pushed
+
+    log = read_curves(SIM_LAUNCHER)
+    merged = with_pushed(log, pushed_curves(PUSHED))
+    charts = {c["name"]: c for c in training_charts(merged)}
+    assert [(t["per"], t["x"], t["y"]) for t in charts["loss"]["traces"]] == [
+        (STEP, [10, 20], [2.5, 1.9])]  # both of the log's loss series replaced
+    assert charts["accuracy"]["traces"][0]["y"] == [0.1641, 0.2294]  # the log's: not pushed
+    assert charts["learning_rate"]["traces"][0]["x"] == [20, 30]
+    assert "loss@epoch" in log.series  # the log's own reader is left as it was
+    assert with_pushed(log, {}) is log
+    assert training_charts(with_pushed(None, pushed_curves(PUSHED)))[0]["name"] == "loss"

@@ -36,29 +36,32 @@ def curves_for_user(request: HttpRequest, project: str, uid: str) -> CurveReader
     return reader
 
 
-def curves_context(request: HttpRequest, project: str, kind_slug: str, name: str,
-                   uid: str, csv: bool = True) -> dict:
-    """What partials/training_curves.html shows: the job's Training charts ([]: no group),
-    and where to download them."""
+def curves_context(project: str, kind_slug: str, name: str, reader: CurveReader | None,
+                   csv: bool = True, pushed: tuple[str, ...] = ()) -> dict:
+    """What partials/training_curves.html shows: the job's Training charts from `reader`
+    (`curves_for_user`; []: no group), and where to download them."""
     from django.urls import reverse
 
     from odh.training.metrics.training import TRAINING, training_charts
 
-    charts = training_charts(curves_for_user(request, project, uid))
+    charts = training_charts(reader)
     url = ""
     if charts and csv:
         url = reverse("training-job-metrics-csv", args=[project, kind_slug, name]) + \
             f"?metric={TRAINING}"
-    return {"curves": charts, "curves_id": "training-curves", "curves_csv_url": url}
+    # `pushed`: the metrics Prometheus had (odh.training.metrics.pushed), said on the page
+    return {"curves": charts, "curves_id": "training-curves", "curves_csv_url": url,
+            "curves_pushed": ", ".join(pushed)}
 
 
-def job_curves(request: HttpRequest, project: str, kind, name: str) -> CurveReader | None:
+def job_curves(request: HttpRequest, project: str, kind, name: str
+               ) -> tuple[CurveReader | None, dict | None]:
     """The curves of the job of that name as it is in the cluster now (its uid read with
-    the person's token), or None."""
+    the person's token), and the job; (None, None) when there is no such job."""
     with user_client(request) as client:
         try:
             job = client.get_job(kind, project, name)
         except errors.NotFound:
-            return None
+            return None, None
     uid = str((job.get("metadata") or {}).get("uid") or "")
-    return curves_for_user(request, project, uid)
+    return curves_for_user(request, project, uid), job

@@ -30,17 +30,16 @@ from odh.training.kinds import KINDS, creatable_kinds, default_kind
 from odh.training.logs.progress import hints_from_job, progress_source
 from odh.training.metrics.promql import ENGINE_ACTIVE, GPU_UTIL, JobQueries
 from odh.training.metrics.series import gpu_scale
-from odh.training.metrics.training import compare_curves
 from odh.training.status.compare import Setting, compare, gpu_hours, progress_over_time, settings_of
 from odh.training.status.summary import JobStatus
 from training import diagnoses
 from training.accounts import session
 from training.cluster import user_client
-from training.curves.access import curves_for_user
 from training.models import JobHistory
 from training.permissions import person_may
 from training.projects import get_job_for_user, project_uid, projects_for_user
 from training.templatetags.training_tags import when as format_when
+from training.views.compare_curves import training_charts
 from training.views.history import get_history_for_user, newest_history
 
 log = logging.getLogger("training.compare")
@@ -67,6 +66,8 @@ class Column:
     gpu: list[tuple[float, float]] = field(default_factory=list)
     progress: list[tuple[float, float]] = field(default_factory=list)
     uid: str = ""  # the run's, for its training curves
+    started: datetime | None = None
+    finished: datetime | None = None
     problem: str = ""
 
     @property
@@ -133,6 +134,7 @@ def _live_column(request: HttpRequest, client, ref: str, project: str, kind, nam
         duration=s.duration_seconds(), settings=settings_of(detail.job), uid=s.uid)
     column.gpu_hours = gpu_hours(s.gpus, column.duration)
     start = s.started or s.created
+    column.started, column.finished = start, s.finished
     column.gpu = _gpu_series(request, kind, project, name, start, s.finished)
     source = progress_source(s.replicas)
     if start is not None and source is not None and getattr(source, "exists", False) and \
@@ -159,6 +161,7 @@ def _history_column(request: HttpRequest, client, ref: str, record: JobHistory) 
         created_by=record.created_by, headline=record.cause or record.reason,
         duration=record.duration_seconds, gpu_hours=record.gpu_hours,
         settings=settings_of(record.spec) if record.spec else [], uid=record.uid)
+    column.started, column.finished = record.started, record.finished
     column.gpu = _gpu_series(request, kind, record.namespace, record.name, record.started,
                              record.finished)
     return column
@@ -289,12 +292,7 @@ def job_compare(request: HttpRequest) -> HttpResponse:
                                                                       strict=True))}
             for r in compare([c.settings for c in shown])]
     chart, charts = _charts(shown)
-    # the training curves each run's log gave, overlaid (those the person may read)
-    chart["training"] = [
-        {**c, "series": [{"name": shown[t["run"]].name, "colour": t["run"], "x": t["x"],
-                          "y": t["y"]} for t in c["traces"]]}
-        for c in compare_curves([curves_for_user(request, c.namespace, c.uid)
-                                 for c in shown])]
+    chart["training"] = training_charts(request, shown)
     return render(request, "training/job_compare.html", {
         "columns": columns, "shown": shown, "rows": rows, "candidates": candidates,
         "refs": [c.ref for c in columns], "chart": chart, "charts": charts,

@@ -23,7 +23,7 @@ from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import KINDS, JobKind
 from odh.training.spec import ManifestError, read_manifest
 from training.cluster import user_client
-from training.curves.access import curves_context
+from training.curves.access import curves_context, curves_for_user
 from training.models import JobHistory
 from training.permissions import person_may
 from training.projects import kind_or_404, project_uid
@@ -113,7 +113,8 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
         **_configuration(record, job_kind),
         # its Training curves, kept by the watcher with the run (by uid): there after the
         # job is deleted (the CSV link reads the job in the cluster: only while it is there)
-        **curves_context(request, project, job_kind.slug, name, record.uid,
+        **curves_context(project, job_kind.slug, name,
+                         curves_for_user(request, project, record.uid),
                          csv=live_uid == record.uid),
     }
     return render(request, "training/job_history.html", context)

@@ -29,10 +29,11 @@ from odh.training import errors
 from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
+from odh.training.metrics.pushed import with_pushed
 from odh.training.status.summary import JobStatus, JobSummary
 from training.accounts import session
 from training.cluster import client_for_token, prometheus_tls
-from training.curves.access import curves_context
+from training.curves.access import curves_context, curves_for_user
 from training.permissions import GET_PODS, may
 from training.web import params
 
@@ -151,9 +152,10 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
             summary.finished.timestamp() if summary.finished else None,
             datetime.now(UTC).timestamp())
     whole_run = rng.key.startswith(m.JOB_RANGE)
-    # the Training group: kept by the watcher, shown whether Prometheus answers or not
-    context: dict = {**curves_context(request, project, kind.slug, name,
-                                      summary.uid if summary is not None else ""),
+    # the Training group: kept by the watcher, shown whether Prometheus answers or not;
+    # where Prometheus has a job's pushed curves, those (below)
+    curves = curves_for_user(request, project, summary.uid if summary is not None else "")
+    context: dict = {**curves_context(project, kind.slug, name, curves),
                      "metrics_range": m.JOB_RANGE if whole_run else rng.key,
                      "metrics_ranges": [m.JOB_RANGE, *m.RANGES], "metrics_whole_run": whole_run,
                      "metrics_problem": None}
@@ -168,6 +170,14 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
         check_pods_access(request, project)
         with prometheus_for(request) as client:
             result = _job_metrics(request, client, project, kind, name, rng, end)
+            if summary is not None:
+                from training.views.metrics_export import pushed_curves
+                pushed = pushed_curves(client, project, name, summary.started or
+                                       summary.created, summary.finished)
+                if pushed:
+                    context.update(curves_context(project, kind.slug, name,
+                                                  with_pushed(curves, pushed),
+                                                  pushed=tuple(pushed)))
     except errors.ClusterError as e:
         log.warning("metrics of %s/%s unavailable: %s", project, name, e.message)
         context["metrics_problem"] = _problem(e, project)

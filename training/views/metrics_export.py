@@ -5,7 +5,9 @@ and the Training series the JSON download adds (training/views/metrics.py)."""
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -13,20 +15,46 @@ from django.views.decorators.http import require_GET
 from odh.training import errors
 from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS
+from odh.training.metrics import charts as m
+from odh.training.metrics.pushed import read_pushed
+from odh.training.status.summarize import summarize
 from training.curves.access import job_curves
-from training.views.metrics import check_pods_access, metrics_for
+from training.views.metrics import check_pods_access, metrics_for, prometheus_for
 
 log = logging.getLogger("training.metrics")
 
 
+def pushed_curves(client: m.PrometheusClient, project: str, name: str,
+                  started: datetime | None, finished: datetime | None) -> dict:
+    """The training curves the job pushed to Prometheus over its run (odh.training.metrics.
+    pushed), {} when none (or Prometheus would not say: the log's curves stay)."""
+    if started is None:
+        return {}
+    end = (finished or datetime.now(UTC)).timestamp()
+    try:
+        return read_pushed(client, project, name, started.timestamp(), end)
+    except errors.ClusterError as e:
+        log.info("no pushed training curves of %s/%s: %s", project, name, e.message)
+        return {}
+
+
 def training_series(request: HttpRequest, project: str, kind: str, name: str) -> dict:
-    """The job's Training series as exported (odh.training.metrics.training)."""
+    """The job's Training series as exported (odh.training.metrics.training): as the tab
+    charts them, the log's, or Prometheus' where the job pushed them."""
+    from odh.training.metrics.pushed import with_pushed
     from odh.training.metrics.training import export_series
     job_kind = KINDS.get(kind)
     if job_kind is None:
         return {}
     try:
-        return export_series(job_curves(request, project, job_kind, name))
+        reader, job = job_curves(request, project, job_kind, name)
+        if job is not None and settings.PROMETHEUS_URL:
+            summary = summarize(job, [], None, datetime.now(UTC))
+            with prometheus_for(request) as client:
+                reader = with_pushed(reader, pushed_curves(
+                    client, project, name, summary.started or summary.created,
+                    summary.finished))
+        return export_series(reader)
     except errors.ClusterError as e:
         log.info("no training series of %s/%s: %s", project, name, e.message)
         return {}

@@ -111,6 +111,16 @@ def test_the_training_group_shows_what_the_log_said_and_stays_after_deletion(
     assert charts["accuracy"]["traces"][0]["y"] == [float(m[3]) for m in epochs]
     assert charts["lr"]["traces"][0]["y"] == [float(m[5]) for m in steps]
 
+    # with Prometheus: its charts too, and it is asked for curves the job pushed (it has
+    # none: simcluster's jobs only log them), so the Training group stays the log's
+    settings.PROMETHEUS_URL = demo_cluster.prometheus_url
+    with_prometheus = alice.get(reverse("training-job-detail", args=[NS, "mpijob", name]),
+                                {"tab": "metrics"}).content.decode()
+    assert "Metrics are not set up" not in with_prometheus
+    assert "From Prometheus" not in with_prometheus
+    assert chart_data(with_prometheus) == chart_data(body)
+    settings.PROMETHEUS_URL = ""
+
     # the CSV is the chart's data
     csv_url = reverse("training-job-metrics-csv", args=[NS, "mpijob", name])
     assert f'href="{csv_url}?metric=training"' in body
