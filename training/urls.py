@@ -91,6 +91,7 @@ urlpatterns = [
          name="training-job-artifacts-summary"),
     path(JOB + "artifacts/download/", artifacts.job_artifact_download,
          name="training-job-artifact-download"),
+    path(JOB + "curves/", metrics_export.job_training_part, name="training-job-curves"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
     path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),
     path(JOB + "diagnosis/dismiss/", diagnosis.job_diagnosis_dismiss,

@@ -65,3 +65,20 @@ def job_curves(request: HttpRequest, project: str, kind, name: str
             return None, None
     uid = str((job.get("metadata") or {}).get("uid") or "")
     return curves_for_user(request, project, uid), job
+
+
+def curves_polling(project: str, kind_slug: str, name: str, summary,
+                   reader: CurveReader | None) -> dict:
+    """While the job runs, its tab asks for the Training group again every
+    TRAINING_CURVES_SECONDS (training/views/metrics_export.py job_training_part), telling
+    how many points it shows."""
+    from django.conf import settings
+    from django.urls import reverse
+
+    from odh.training.status.summary import JobStatus
+
+    points = sum(len(s.points) for s in reader.series.values()) if reader is not None else 0
+    running = summary is not None and summary.status == JobStatus.RUNNING
+    return {"curves_points": points, "curves_poll_seconds": settings.TRAINING_CURVES_SECONDS,
+            "curves_poll_url": reverse("training-job-curves", args=[project, kind_slug, name])
+            if running else ""}

@@ -33,7 +33,7 @@ from odh.training.metrics.pushed import with_pushed
 from odh.training.status.summary import JobStatus, JobSummary
 from training.accounts import session
 from training.cluster import client_for_token, prometheus_tls
-from training.curves.access import curves_context, curves_for_user
+from training.curves.access import curves_context, curves_for_user, curves_polling
 from training.permissions import GET_PODS, may
 from training.web import params
 
@@ -155,7 +155,9 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
     # the Training group: kept by the watcher, shown whether Prometheus answers or not;
     # where Prometheus has a job's pushed curves, those (below)
     curves = curves_for_user(request, project, summary.uid if summary is not None else "")
+    # (a running job's Training group asks again for new points: curves_polling)
     context: dict = {**curves_context(project, kind.slug, name, curves),
+                     **curves_polling(project, kind.slug, name, summary, curves),
                      "metrics_range": m.JOB_RANGE if whole_run else rng.key,
                      "metrics_ranges": [m.JOB_RANGE, *m.RANGES], "metrics_whole_run": whole_run,
                      "metrics_problem": None}
@@ -175,9 +177,10 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
                 pushed = pushed_curves(client, project, name, summary.started or
                                        summary.created, summary.finished)
                 if pushed:
-                    context.update(curves_context(project, kind.slug, name,
-                                                  with_pushed(curves, pushed),
+                    curves = with_pushed(curves, pushed)
+                    context.update(curves_context(project, kind.slug, name, curves,
                                                   pushed=tuple(pushed)))
+                    context.update(curves_polling(project, kind.slug, name, summary, curves))
     except errors.ClusterError as e:
         log.warning("metrics of %s/%s unavailable: %s", project, name, e.message)
         context["metrics_problem"] = _problem(e, project)

@@ -1,6 +1,7 @@
 """The Metrics tab's data as files: "Download as CSV" (the charts over the range shown and
-the Training series; `metric=training`: the Training series alone, no Prometheus asked),
-and the Training series the JSON download adds (training/views/metrics.py)."""
+the Training series; `metric=training`: the Training series alone), the Training series
+the JSON download adds (training/views/metrics.py), and the Training group again for a
+running job's tab (`job_training_part`)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from odh.training import errors
 from odh.training.cluster.api import is_namespace_name, is_object_name
-from odh.training.kinds import KINDS
+from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
 from odh.training.metrics.pushed import read_pushed
 from odh.training.status.summarize import summarize
-from training.curves.access import job_curves
+from training.curves.access import curves_context, curves_polling, job_curves
 from training.views.metrics import check_pods_access, metrics_for, prometheus_for
 
 log = logging.getLogger("training.metrics")
@@ -38,26 +40,60 @@ def pushed_curves(client: m.PrometheusClient, project: str, name: str,
         return {}
 
 
+def job_training(request: HttpRequest, project: str, kind: JobKind, name: str):
+    """(the job's curves as its Training group charts them: the log's, with Prometheus'
+    where the job pushed them; its summary; the names pushed), or (None, None, ()) when
+    there is no such job. Raises the cluster's errors."""
+    from odh.training.metrics.pushed import with_pushed
+    reader, job = job_curves(request, project, kind, name)
+    if job is None:
+        return None, None, ()
+    summary = summarize(job, [], None, datetime.now(UTC))
+    pushed: dict = {}
+    if settings.PROMETHEUS_URL:
+        check_pods_access(request, project)
+        with prometheus_for(request) as client:
+            pushed = pushed_curves(client, project, name, summary.started or summary.created,
+                                   summary.finished)
+    return with_pushed(reader, pushed), summary, tuple(pushed)
+
+
 def training_series(request: HttpRequest, project: str, kind: str, name: str) -> dict:
     """The job's Training series as exported (odh.training.metrics.training): as the tab
-    charts them, the log's, or Prometheus' where the job pushed them."""
-    from odh.training.metrics.pushed import with_pushed
+    charts them."""
     from odh.training.metrics.training import export_series
     job_kind = KINDS.get(kind)
     if job_kind is None:
         return {}
     try:
-        reader, job = job_curves(request, project, job_kind, name)
-        if job is not None and settings.PROMETHEUS_URL:
-            summary = summarize(job, [], None, datetime.now(UTC))
-            with prometheus_for(request) as client:
-                reader = with_pushed(reader, pushed_curves(
-                    client, project, name, summary.started or summary.created,
-                    summary.finished))
-        return export_series(reader)
+        return export_series(job_training(request, project, job_kind, name)[0])
     except errors.ClusterError as e:
         log.info("no training series of %s/%s: %s", project, name, e.message)
         return {}
+
+
+@require_GET
+def job_training_part(request: HttpRequest, project: str, kind: str, name: str
+                      ) -> HttpResponse:
+    """The Training group again, for a running job's tab (it asks every
+    TRAINING_CURVES_SECONDS, with the number of points it shows: 204 while that has not
+    changed, so nothing is drawn again for nothing)."""
+    job_kind = KINDS.get(kind)
+    if job_kind is None or not is_namespace_name(project) or not is_object_name(name):
+        return HttpResponse(status=404)
+    try:
+        reader, summary, pushed = job_training(request, project, job_kind, name)
+    except errors.ClusterError as e:
+        log.info("no training curves of %s/%s: %s", project, name, e.message)
+        return HttpResponse(status=204)  # the group as it is; asked again later
+    if summary is None:
+        return HttpResponse(status=204)
+    context = curves_context(project, job_kind.slug, name, reader, pushed=pushed)
+    context.update(curves_polling(project, job_kind.slug, name, summary, reader))
+    if request.GET.get("points") == str(context["curves_points"]) and \
+            context["curves_poll_url"]:
+        return HttpResponse(status=204)
+    return render(request, "training/partials/training_curves.html", context)
 
 
 @require_GET

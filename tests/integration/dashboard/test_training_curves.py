@@ -169,4 +169,49 @@ def test_a_job_whose_log_has_no_metrics_shows_no_training_group(hub, jobs, alice
     body = alice.get(reverse("training-job-detail", args=[NS, "mpijob", name]),
                      {"tab": "metrics"}).content.decode()
     assert "Metrics are not set up" in body
-    assert "training-curves" not in body and ">Training</h2>" not in body
+    assert chart_data(body) == [] and ">Training</h2>" not in body
+    assert "data-training-curves" not in body
+    assert '<div id="training-curves-group">' in body  # ended: not asking again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_jobs_training_group_grows_and_stops_asking_when_it_ends(
+        hub, jobs, alice, settings):
+    from training.curves.models import TrainingCurves
+
+    settings.PROMETHEUS_URL = ""
+    name = "curves-live"
+    uid = jobs.create(mpijob(name, workers=1, run_seconds=160,
+                             annotations={"simcluster.io/epochs": "4"}))["metadata"]["uid"]
+
+    def points() -> int:
+        row = TrainingCurves.objects.filter(job_uid=uid).first()
+        return row.points if row is not None and not row.finished else 0
+    first = wait_until(points, 60, message="the first points of the running job")
+    body = alice.get(reverse("training-job-detail", args=[NS, "mpijob", name]),
+                     {"tab": "metrics"}).content.decode()
+    shown = sum(len(t["x"]) for c in chart_data(body) for t in c["traces"])
+    part = reverse("training-job-curves", args=[NS, "mpijob", name])
+    asks = re.search(r'hx-get="([^"]+)" hx-trigger="every (\d+)s"', body)
+    assert asks and asks.group(1).startswith(part + "?points=")
+    assert shown >= first
+
+    # new points: the group again, with them, still asking
+    wait_until(lambda: points() > shown, 60, message="more points")
+    again = alice.get(asks.group(1).replace("&amp;", "&"))
+    assert again.status_code == 200
+    grown = again.content.decode()
+    assert sum(len(t["x"]) for c in chart_data(grown) for t in c["traces"]) > shown
+    count = re.search(r'hx-get="[^"]+\?points=(\d+)"', grown).group(1)
+    # nothing new since: nothing to draw again (asked at once, between two log lines)
+    def unchanged() -> bool:
+        shows = re.search(r"\?points=(\d+)", alice.get(part, {"points": "-1"}).content.decode())
+        return alice.get(part, {"points": shows.group(1)}).status_code == 204
+    wait_until(unchanged, 30, interval=0.2, message="204 for the points shown")
+
+    # ended: the group as the log ended it, no longer asking
+    jobs.wait_condition(name, "Succeeded", timeout=120)
+    wait_until(lambda: kept(uid), 60, message="the curves read to the end")
+    final = alice.get(part, {"points": count}).content.decode()
+    assert "hx-get" not in final and ">Training</h2>" in final
+    assert len({c["name"]: c for c in chart_data(final)}["loss"]["traces"][1]["x"]) == 4
