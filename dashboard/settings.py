@@ -297,6 +297,9 @@ NOTIFY_SIGNS_SECONDS = env_int("NOTIFY_SIGNS_SECONDS", 30, minimum=1)
 # a delivery claimed by a watcher that died while sending is claimed again after this:
 # longer than any one send may take (timeouts: webhook 5 s, SMTP 10 s)
 NOTIFY_CLAIM_SECONDS = env_int("NOTIFY_CLAIM_SECONDS", 120, minimum=15)
+# Automatic retries of failed jobs (training/live/hub/retries.py): the n-th retry of a job
+# starts RETRY_BACKOFF_SECONDS * 2^(n-1) after its failure
+RETRY_BACKOFF_SECONDS = env_int("RETRY_BACKOFF_SECONDS", 60, minimum=0)
 # Email through Django's framework: SMTP from EMAIL_HOST etc., or another backend (the demo
 # writes files: django.core.mail.backends.filebased.EmailBackend into EMAIL_FILE_PATH).
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

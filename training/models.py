@@ -588,5 +588,52 @@ class PriceList(models.Model):
         return f"prices in {self.currency}, set by {self.updated_by or '-'}"
 
 
+class JobRetry(models.Model):
+    """An automatic retry of a failed job (odh/training/manifests/retries.py): decided in
+    the transaction that records the job's transition to Failed (training/live/hub/
+    transitions.py), so once per failure whichever watcher recorded it; started by the
+    watcher's process when `due` (the back-off), each attempt claimed first
+    (`claimed_until`, a conditional update) so that two watchers never start it twice
+    (training/live/hub/retries.py). One row per (first job, attempt): the unique constraint
+    makes a second impossible."""
+
+    class State(models.TextChoices):
+        WAITING = "waiting", _("Waiting")
+        STARTED = "started", _("Started")
+        REFUSED = "refused", _("Not started")
+
+    original_uid = models.CharField(max_length=64)  # the first job's
+    attempt = models.PositiveSmallIntegerField()  # 1: the first retry
+    retries = models.PositiveSmallIntegerField()  # as many as were asked for
+    namespace = models.CharField(max_length=253)
+    kind = models.CharField(max_length=63)
+    original = models.CharField(max_length=253)  # the first job's name
+    failed = models.CharField(max_length=253)  # the job whose failure this answers
+    failed_uid = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=253)  # the retry's
+    created_by = models.CharField(max_length=253, blank=True)  # the first job's creator
+    scenario = models.CharField(max_length=63, blank=True)  # the diagnosis of the failure
+    headline = models.CharField(max_length=500, blank=True)
+    spec = models.JSONField(default=dict)  # the failed job's manifest, cloned when due
+    due = models.DateTimeField()
+    state = models.CharField(max_length=8, choices=State.choices, default=State.WAITING)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=1000, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["attempt", "id"]
+        constraints = [models.UniqueConstraint(fields=["original_uid", "attempt"],
+                                               name="job_retry_once")]
+        indexes = [models.Index(fields=["due"], condition=models.Q(state="waiting"),
+                                name="job_retry_due_idx"),
+                   models.Index(fields=["namespace", "kind", "original"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}: retry {self.attempt} of " \
+               f"{self.original} ({self.state})"
+
+
 # the watcher's training curves, in a part of their own (registered with the app here)
 from training.curves.models import TrainingCurves  # noqa: E402,F401

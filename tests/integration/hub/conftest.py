@@ -178,7 +178,7 @@ def embedded_hub(sim: simcluster_process.SimCluster, loop: LoopThread) -> Iterat
             # SQLite's shared in-memory database refuses ('database table is locked'): the
             # tests about them start writers of their own
             for part in ("transitions", "evidence", "sessions", "notifications", "signs",
-                         "usage", "curves"):
+                         "usage", "curves", "retries"):
                 writer = getattr(hub, part)
                 if writer is not None:
                     writer.stop()

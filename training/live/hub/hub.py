@@ -97,6 +97,7 @@ from training.live.hub.notifying import NotificationSender
 from training.live.hub.probe import ClusterProbe
 from training.live.hub.project_uids import ProjectUids
 from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher
+from training.live.hub.retries import RetryStarter
 from training.live.hub.sessions import SessionSweeper
 from training.live.hub.signs import SignWatcher, prometheus_with_service_account
 from training.live.hub.status import HubStatus
@@ -128,15 +129,20 @@ class Hub:
                  usage: UsageRecorder | None = None,
                  notifications: NotificationSender | None = None,
                  signs: SignWatcher | None = None,
-                 curves: CurveKeeper | None = None) -> None:
+                 curves: CurveKeeper | None = None,
+                 retries: RetryStarter | None = None) -> None:
         self.client_factory = client_factory
         # each job's training curves, read from its lead log and kept with the job
         self.curves = curves
+        # starts the automatic retries the recorder decides with each failure
+        self.retries = retries
+        if retries is not None and retries.client_factory is None:
+            retries.client_factory = client_factory
         # sends the notifications the recorder queues with each transition
         self.notifications = notifications
-        if notifications is not None and transitions is not None and \
-                transitions.recorded is None:
-            transitions.recorded = notifications.wake
+        if transitions is not None and transitions.recorded is None:
+            woken = [part.wake for part in (notifications, retries) if part is not None]
+            transitions.recorded = (lambda: [wake() for wake in woken]) if woken else None
         # signs worth telling before a job ends (Pending too long, a hang, early warnings),
         # looked for in the jobs this hub knows, told through the same sender
         self.signs = signs
@@ -218,6 +224,8 @@ class Hub:
             self.notifications.start()
         if self.signs is not None:
             self.signs.start()
+        if self.retries is not None:
+            self.retries.start()
         self.cluster.start()
         self.queues.start()
         self.probe.start()
@@ -248,6 +256,8 @@ class Hub:
             self.signs.stop()
         if self.notifications is not None:
             self.notifications.stop()
+        if self.retries is not None:
+            self.retries.stop()
         self.cluster.stop()
         self.queues.stop()
         self.probe.stop()
@@ -327,7 +337,8 @@ class Hub:
                 "notifications": self.notifications.stats()
                 if self.notifications is not None else None,
                 "signs": self.signs.stats() if self.signs is not None else None,
-                "curves": self.curves.stats() if self.curves is not None else None}
+                "curves": self.curves.stats() if self.curves is not None else None,
+                "retries": self.retries.stats() if self.retries is not None else None}
 
     # -- viewers ---------------------------------------------------------------------------
     def _interest(self, language: str, groups: list[str] | None) -> None:
@@ -473,8 +484,9 @@ class Hub:
         diagnosis = diagnoses.object_diagnosis(data.job, data.pods, events, summary)
         self.summaries[key] = summary
         if self.transitions is not None:
-            self.transitions.saw(data.job, summary,
-                                 str(diagnosis.headline) if diagnosis is not None else "")
+            self.transitions.saw(
+                data.job, summary, *((str(diagnosis.headline), diagnosis.scenario,
+                                      str(diagnosis.culprit)) if diagnosis is not None else ()))
         if self.curves is not None:
             self.curves.saw(data.job, summary)
         retry = self.pusher.push(key, data, events, summary, diagnosis, now, send=send,
@@ -517,5 +529,7 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                                  hang_after=lambda: float(settings.DIAGNOSIS_HANG_SECONDS))
                if record_history else None,
                curves=CurveKeeper(cluster.service_account_client,
-                                  every=float(settings.TRAINING_CURVES_SECONDS))
+                                  every=float(settings.TRAINING_CURVES_SECONDS)),
+               # creates with the watcher's own account: training/live/hub/retries.py
+               retries=RetryStarter(cluster.service_account_client)
                if record_history else None)

@@ -17,7 +17,8 @@ before it sends it:
   behind (its sighting older than the row's) moves nothing.
 - The job history is written from the transition to Succeeded or Failed, in that same
   transaction: one record per finished job, by the watcher that claimed it. So are the
-  transition's notifications queued (training/notifications.py).
+  transition's notifications queued (training/notifications.py), and a failed job's
+  automatic retry decided (training/live/hub/retries.py).
 - A job that changed while nothing watched (the dashboard down, the watcher killed before
   it claimed) is claimed from the first list after the next start: its row says the old
   status, the list the new one.
@@ -87,14 +88,19 @@ class Sighting:
     headline: str = ""
     job: Obj | None = None  # the object, for the history record of a finished job
     summary: JobSummary | None = None
+    # the diagnosis' scenario and culprit (whether a failure is the platform's: retries)
+    scenario: str = ""
+    culprit: str = ""
 
     @classmethod
-    def of(cls, job: Obj, summary: JobSummary, headline: str = "") -> Sighting:
+    def of(cls, job: Obj, summary: JobSummary, headline: str = "", scenario: str = "",
+           culprit: str = "") -> Sighting:
         since = summary.since or summary.created or summary.observed_at
         return cls(uid=summary.uid, namespace=summary.namespace, kind=summary.kind.kind,
                    name=summary.name, status=str(summary.status), since=since,
                    created_by=summary.created_by, created=summary.created,
-                   headline=headline[:500], job=job, summary=summary)
+                   headline=headline[:500], job=job, summary=summary, scenario=scenario,
+                   culprit=culprit)
 
     def deleted(self, at: datetime) -> Sighting:
         return Sighting(uid=self.uid, namespace=self.namespace, kind=self.kind,
@@ -137,6 +143,7 @@ def claim_with_orm(sighting: Sighting, project_uid: str = "") -> Claim:
 def _claim(sighting: Sighting, project_uid: str) -> Claim:
     from django.db import IntegrityError, transaction
 
+    from training.live.hub.retries import queue_retry
     from training.models import JobHistory, JobState, JobTransition
     from training.notifications import queue_for
 
@@ -172,6 +179,7 @@ def _claim(sighting: Sighting, project_uid: str) -> Claim:
                     job_created=sighting.created, headline=sighting.headline,
                     audited=not (before == "" or sighting.status == DELETED))
                 queue_for(transition)  # its notifications, once with it
+                queue_retry(transition, sighting)  # and its automatic retry, if asked for
                 written = False
                 if sighting.status in _FINISHED and sighting.job is not None:
                     _record, written = JobHistory.record_finished(
@@ -307,14 +315,16 @@ class TransitionRecorder(Background):
                 "errors": self.errors, "last_error": self.last_error}
 
     # -- from the hub -----------------------------------------------------------------------------
-    def saw(self, job: Obj, summary: JobSummary, headline: str = "") -> None:
-        """The hub's latest summary of a job: claimed if its status is new."""
+    def saw(self, job: Obj, summary: JobSummary, headline: str = "", scenario: str = "",
+            culprit: str = "") -> None:
+        """The hub's latest summary of a job (and its diagnosis' headline, scenario and
+        culprit): claimed if its status is new."""
         if not summary.uid:
             return
         with self._cond:
             if self._known.get(summary.uid) == str(summary.status):
                 return
-            self._queue[summary.uid] = Sighting.of(job, summary, headline)
+            self._queue[summary.uid] = Sighting.of(job, summary, headline, scenario, culprit)
             self._queued()
 
     def gone(self, summary: JobSummary) -> None:
