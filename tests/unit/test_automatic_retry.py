@@ -97,3 +97,51 @@ def test_a_retry_is_a_clone_of_the_failed_job_linked_to_the_first():
 def test_a_long_name_is_shortened_so_the_pods_names_stay_valid():
     name = retry_name("x" * 60, 3, workers=8)
     assert name.endswith("-retry-3") and len(name) + len("-launcher") <= 63
+
+
+# -- the wish, from the SDK and the CLI ----------------------------------------------------------
+def test_the_sdk_records_retries_on_the_job():
+    from odh.training import MPIJob, TrainJob
+    from odh.training.errors import ValidationError
+
+    job = MPIJob("bert-a", namespace="team-nlp", image="i", command=["true"], retries=2)
+    annotations = build_manifest(job.spec)["metadata"]["annotations"]
+    assert (annotations[RETRIES_ANNOTATION], annotations[RETRY_ON_ANNOTATION]) == (
+        "2", "platform")
+    job.update(retry_on="all")
+    assert job.spec.annotations[RETRY_ON_ANNOTATION] == "all"
+    assert job.spec.annotations[RETRIES_ANNOTATION] == "2"
+    job.update(retries=0)
+    assert RETRIES_ANNOTATION not in build_manifest(job.spec)["metadata"].get(
+        "annotations", {})
+    with pytest.raises(ValidationError) as refused:
+        MPIJob("bert-a", retries=9)
+    assert refused.value.field == "retries"
+    with pytest.raises(ValidationError) as refused:
+        MPIJob("bert-a", retries=1, retry_on="sometimes")
+    assert refused.value.field == "retry_on"
+    trainjob = TrainJob("t5", namespace="team-nlp", image="i", retries=1, retry_on="all")
+    assert build_manifest(trainjob.spec)["metadata"]["annotations"][RETRY_ON_ANNOTATION] \
+        == "all"
+
+
+def test_the_cli_records_retries_on_the_job(capsys, monkeypatch, tmp_path):
+    import yaml
+
+    from tests.unit.test_training_cli import run
+
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    base = ["training", "create", "mpijob", "bert", "-n", "team-nlp", "--image", "i",
+            "--dry-run=client"]
+    code, out, err = run(capsys, *base, "--retries", "3", "--", "python", "train.py")
+    assert code == 0, err
+    annotations = yaml.safe_load(out)["metadata"]["annotations"]
+    assert (annotations[RETRIES_ANNOTATION], annotations[RETRY_ON_ANNOTATION]) == (
+        "3", "platform")
+    code, out, err = run(capsys, *base, "--retries", "1", "--retry-all-failures", "--",
+                         "python", "train.py")
+    assert yaml.safe_load(out)["metadata"]["annotations"][RETRY_ON_ANNOTATION] == "all"
+    code, _out, err = run(capsys, *base, "--retries", "7", "--", "python", "train.py")
+    assert code == 2 and "--retries: " in err and "0 to 5" in err
+    code, _out, err = run(capsys, *base, "--retry-all-failures", "--", "python", "train.py")
+    assert code == 2 and "goes with --retries N" in err

@@ -18,6 +18,7 @@ from odh.training.i18n import _
 from odh.training.kinds import JobKind, command_line_flags, creatable_kinds
 from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
 from odh.training.manifests.overrides import OverrideError, apply_set
+from odh.training.manifests.retries import ALL, PLATFORM, with_retries
 from odh.training.manifests.templates import BUILTIN_TEMPLATES, template_by_slug
 from odh.training.quantity import parse_quantity
 from odh.training.spec import EnvVar, JobSpec, ManifestError, build_manifest, read_manifest
@@ -227,7 +228,23 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                                "writes its results to, such as /mnt/output.")
                              % {"path": path[:80]})
         spec.annotations = {**spec.annotations, OUTPUT_PATH_ANNOTATION: path}
+    spec.annotations = _retries(args, spec.annotations)
     return _with_fields_set(spec, args.set_fields) if args.set_fields else spec
+
+
+def _retries(args: argparse.Namespace, annotations: dict[str, str]) -> dict[str, str]:
+    """`--retries N [--retry-all-failures]` as the job's annotations (odh/training/
+    manifests/retries.py)."""
+    if args.retries is None:
+        if args.retry_all_failures:
+            raise UsageError(_("--retry-all-failures goes with --retries N: say how many "
+                               "times to retry."))
+        return annotations
+    try:
+        return with_retries(annotations, args.retries, ALL if args.retry_all_failures
+                            else PLATFORM)
+    except ValueError as e:
+        raise UsageError(f"--retries: {e}") from None
 
 
 def _template(args: argparse.Namespace):

@@ -101,6 +101,12 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
         p.add_argument("--output-artifacts", default=None, metavar="PATH",
                        help=_("where the job writes its results, e.g. /mnt/output (the "
                               "Artifacts tab lists them)"))
+        p.add_argument("--retries", type=int, default=None, metavar="N",
+                       help=_("start the job again up to N times when it fails on the "
+                              "platform (a node lost, an eviction, a preemption), each "
+                              "after a longer wait"))
+        p.add_argument("--retry-all-failures", action="store_true",
+                       help=_("with --retries: retry any failure, not only the platform's"))
         p.add_argument("--name", default="", help=argparse.SUPPRESS)
         p.add_argument("--image", default="", help=_("training image"))
         p.add_argument("--command", dest="command_text", default=None, metavar='"COMMAND"',

@@ -11,6 +11,7 @@ from odh.training import errors
 from odh.training.capacity.fit import Fix
 from odh.training.i18n import _
 from odh.training.jobstatus import Phase, ResourceSpec
+from odh.training.manifests.retries import PLATFORM, check_retries, policy_of, with_retries
 from odh.training.spec import EnvVar, PVCVolume
 
 MPI_ALIASES = {"openmpi": "OpenMPI", "intelmpi": "Intel", "intel": "Intel", "mpich": "MPICH"}
@@ -29,6 +30,31 @@ FIX_ARGUMENTS = {"workers": "workers", "cpu_per_worker": "worker_resources.cpu",
                  "launcher_memory": "launcher_resources.memory",
                  "slots_per_worker": "slots_per_worker", "node_selector": "node_selector",
                  "command": "command", "queue_name": "queue"}
+
+
+def retry_wish(annotations: Mapping[str, str] | None, retries: int | None,
+               retry_on: str = PLATFORM) -> dict[str, str]:
+    """The annotations with the constructor's `retries=N, retry_on="platform"|"all"` on
+    them (odh/training/manifests/retries.py); None leaves the annotations' own wish."""
+    found = dict(annotations or {})
+    if retries is None:
+        return found
+    try:
+        check_retries(retries)
+    except ValueError as e:
+        raise errors.ValidationError("retries", str(e)) from None
+    try:
+        return with_retries(found, retries, retry_on)
+    except ValueError as e:
+        raise errors.ValidationError("retry_on", str(e)) from None
+
+
+def updated_wish(annotations: Mapping[str, str], key: str, value: Any) -> dict[str, str]:
+    """`update(retries=...)` or `update(retry_on=...)`: the annotations with the wish
+    changed, the other half as it was."""
+    policy = policy_of(dict(annotations))
+    return retry_wish(annotations, value if key == "retries" else policy.retries,
+                      value if key == "retry_on" else policy.on)
 
 
 def fix_arguments(fix: Fix) -> str:

@@ -9,7 +9,14 @@ from typing import Any
 
 from odh.training import errors
 from odh.training.i18n import _
-from odh.training.jobs.arguments import MPI_ALIASES, env_vars, pvc_volumes, resource_spec
+from odh.training.jobs.arguments import (
+    MPI_ALIASES,
+    env_vars,
+    pvc_volumes,
+    resource_spec,
+    retry_wish,
+    updated_wish,
+)
 from odh.training.jobs.trainingjob import TrainingJob
 from odh.training.jobstatus import ResourceSpec
 from odh.training.kinds import kind_for_slug
@@ -37,6 +44,7 @@ class MPIJob(TrainingJob):
                  node_selector: Mapping[str, str] | None = None,
                  labels: Mapping[str, str] | None = None,
                  annotations: Mapping[str, str] | None = None,
+                 retries: int | None = None, retry_on: str = "platform",
                  client: TrainingClient | None = None, kubeconfig: str | None = None,
                  context: str | None = None) -> None:
         launcher = resource_spec(launcher_resources, "launcher_resources")
@@ -59,7 +67,7 @@ class MPIJob(TrainingJob):
             ttl_seconds_after_finished=ttl_seconds_after_finished,
             backoff_limit=backoff_limit,
             queue_priority=priority, labels=dict(labels or {}),
-            annotations=dict(annotations or {}))
+            annotations=retry_wish(annotations, retries, retry_on))
         super().__init__(spec, client, kubeconfig, context)
 
     @classmethod
@@ -93,6 +101,8 @@ class MPIJob(TrainingJob):
                     spec.gpus_per_worker = res.gpus
                 else:
                     spec.launcher_cpu, spec.launcher_memory = res.cpu, res.memory
+            elif key in ("retries", "retry_on"):
+                spec.annotations = updated_wish(spec.annotations, key, value)
             elif key == "env":
                 spec.env = env_vars(value)
             elif key == "volumes":

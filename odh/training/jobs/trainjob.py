@@ -25,7 +25,13 @@ from typing import Any, ClassVar
 
 from odh.training import errors
 from odh.training.i18n import _
-from odh.training.jobs.arguments import env_vars, pvc_volumes, resource_spec
+from odh.training.jobs.arguments import (
+    env_vars,
+    pvc_volumes,
+    resource_spec,
+    retry_wish,
+    updated_wish,
+)
 from odh.training.jobs.clients import default_client
 from odh.training.jobs.trainingjob import TrainingJob
 from odh.training.jobstatus import ResourceSpec
@@ -78,6 +84,7 @@ class TrainJob(TrainingJob):
                  node_selector: Mapping[str, str] | None = None,
                  labels: Mapping[str, str] | None = None,
                  annotations: Mapping[str, str] | None = None,
+                 retries: int | None = None, retry_on: str = "platform",
                  client: TrainingClient | None = None, kubeconfig: str | None = None,
                  context: str | None = None) -> None:
         per_node = resource_spec(resources_per_node, "resources_per_node")
@@ -88,7 +95,7 @@ class TrainJob(TrainingJob):
             gpus_per_worker=per_node.gpus, slots_per_worker=num_proc_per_node,
             mpi_implementation=mpi_implementation, env=env_vars(env), volumes=pvc_volumes(volumes),
             node_selector=dict(node_selector or {}), queue_name=queue, queue_priority=priority,
-            labels=dict(labels or {}), annotations=dict(annotations or {}))
+            labels=dict(labels or {}), annotations=retry_wish(annotations, retries, retry_on))
         super().__init__(spec, client, kubeconfig, context)
 
     def update(self, **settings: Any) -> TrainJob:
@@ -99,6 +106,8 @@ class TrainJob(TrainingJob):
                 res = resource_spec(value, key)
                 spec.cpu_per_worker, spec.memory_per_worker = res.cpu, res.memory
                 spec.gpus_per_worker = res.gpus
+            elif key in ("retries", "retry_on"):
+                spec.annotations = updated_wish(spec.annotations, key, value)
             elif key == "env":
                 spec.env = env_vars(value)
             elif key == "volumes":
