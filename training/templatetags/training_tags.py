@@ -15,6 +15,7 @@ from django.utils.translation import ngettext
 
 from odh.training.durations import format_duration
 from odh.training.kinds.base import pod_label
+from odh.training.manifests.retries import policy_of, wish_text
 from odh.training.status.pods import NOT_CREATED
 
 register = template.Library()
@@ -48,6 +49,12 @@ def role_label(replica) -> str:
 
 # reasons odh.training itself gives a replica (not the cluster's words, which stay as sent)
 OWN_REASONS = {NOT_CREATED: _("Not created")}
+
+
+@register.filter
+def retry_wish(annotations) -> str:
+    """A job's automatic-retry wish in words ("" when it asked for none)."""
+    return wish_text(policy_of(dict(annotations or {})))
 
 
 @register.filter

@@ -41,6 +41,7 @@ from training.projects import (
 from training.views import artifacts as job_artifacts
 from training.views import logs as job_logs
 from training.views import metrics as job_metrics
+from training.views import retries as job_retries
 from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")
@@ -186,6 +187,7 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
     if tab in ("overview", "topology"):  # why it fails or waits, read as this person
         diagnosis = diagnoses.for_detail(request, detail)
         context.update(diagnoses.card_context(diagnosis, detail, session.token(request)))
+        context.update(job_retries.retries_context(detail))  # "Retry 1 of 2 of bert-a"
         if tab == "overview":  # where it stands in Kueue's queue, if it names one
             context["queue"] = queue_standing.for_job(request, client, job_kind, detail.job,
                                                       detail.summary)

@@ -28,6 +28,14 @@ from odh.training.checks.syntax import (
     tolerations_text,
 )
 from odh.training.kinds import JobKind, default_kind, kind_for_manifest
+from odh.training.manifests.retries import (
+    PLATFORM,
+    RETRIES_ANNOTATION,
+    RETRY_ON_ANNOTATION,
+    check_retries,
+    policy_of,
+    with_retries,
+)
 from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration
 from training.wizard.formfields import (
     CONFIGURATION_FIELDS,
@@ -82,6 +90,10 @@ def data_from_spec(spec: JobSpec) -> dict:
     does not have shows empty)."""
     selector = dict(spec.node_selector)
     gpu_product = selector.pop(GPU_PRODUCT_LABEL, "")
+    # the automatic retry's wish: fields of their own, not lines of the annotations
+    policy = policy_of(spec.annotations)
+    annotations = {k: v for k, v in spec.annotations.items()
+                   if k not in (RETRIES_ANNOTATION, RETRY_ON_ANNOTATION)}
     return {
         "namespace": spec.namespace,
         "runtime": runtime_value(getattr(spec, "runtime_kind", ""), getattr(spec, "runtime", "")),
@@ -114,7 +126,9 @@ def data_from_spec(spec: JobSpec) -> dict:
         "disable_sidecar_injection": "on" if getattr(spec, "disable_sidecar_injection", False)
         else "",
         "labels": pairs_text(spec.labels),
-        "annotations": pairs_text(spec.annotations),
+        "annotations": pairs_text(annotations),
+        "retries": str(policy.retries) if policy.retries else "",
+        "retry_on": policy.on,
         "worker_image": getattr(spec, "worker_image", ""),
         "image_pull_secret": spec.image_pull_secret,
         "created_by": spec.created_by,
@@ -148,6 +162,26 @@ def _read_tolerations(result: ReadResult, raw: str) -> list[Toleration]:
     for problem in problems:
         result.add("tolerations", problem)
     return tolerations
+
+
+def _read_retries(result: ReadResult, data: dict, annotations: dict[str, str]
+                  ) -> dict[str, str]:
+    """The annotations with the automatic retry's fields on them (a draft without those
+    fields keeps what its annotations say)."""
+    if "retries" not in data:
+        return annotations
+    raw = form_text(data.get("retries")).strip()
+    on = form_text(data.get("retry_on")).strip() or PLATFORM
+    try:
+        check_retries(raw)
+    except ValueError as e:
+        result.add("retries", str(e))
+        return annotations
+    try:
+        return with_retries(annotations, raw, on)
+    except ValueError as e:
+        result.add("retry_on", str(e))
+        return annotations
 
 
 def _read_command(result: ReadResult, raw: str) -> list[str]:
@@ -239,7 +273,8 @@ def spec_from_data(data: dict, base: dict | None = None,
         or _default("launcher_creation_policy"),
         disable_sidecar_injection=bool(data.get("disable_sidecar_injection")),
         labels=_read_pairs(result, "labels", text("labels")),
-        annotations=_read_pairs(result, "annotations", text("annotations")),
+        annotations=_read_retries(result, data, _read_pairs(result, "annotations",
+                                                            text("annotations"))),
         created_by=text("created_by").strip(),
         worker_image=text("worker_image").strip(),
         image_pull_secret=text("image_pull_secret").strip(),

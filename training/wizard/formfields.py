@@ -13,7 +13,8 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_ROWS = 100  # environment variables / volumes read from one form
 MAX_TEXT = 64 * 1024
 
-# Which wizard step shows which field (names = spec attributes, plus gpu_product).
+# Which wizard step shows which field (names = spec attributes, plus gpu_product and the
+# automatic retry's two).
 CONFIGURATION_FIELDS = ("namespace", "runtime", "name", "image", "image_pull_secret", "command")
 ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
@@ -22,7 +23,10 @@ ADVANCED_FIELDS = (
     "gpu_product", "node_selector", "tolerations", "priority_class", "queue_name",
     "queue_priority", "clean_pod_policy", "ttl_seconds_after_finished", "backoff_limit",
     "launcher_creation_policy", "disable_sidecar_injection", "labels", "annotations",
+    "retries", "retry_on",
 )
+# kept in the job's annotations, asked for on their own (odh/training/manifests/retries.py)
+RETRY_FIELDS = ("retries", "retry_on")
 RESOURCE_FIELDS = ESSENTIAL_RESOURCE_FIELDS + ADVANCED_FIELDS
 ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", "sub_path")}
 STEP_FIELDS = {"configuration": CONFIGURATION_FIELDS, "resources": RESOURCE_FIELDS}
@@ -56,6 +60,8 @@ def kind_fields(kind: JobKind) -> frozenset[str]:
     names = {f.name for f in dataclasses.fields(model.spec_class)} - model.unset_fields
     if "node_selector" in names:
         names.add("gpu_product")
+    if "annotations" in names:
+        names.update(RETRY_FIELDS)
     return frozenset(names)
 
 

@@ -27,12 +27,14 @@ def _text(label, help_text="", **attrs) -> forms.CharField:
                            widget=forms.TextInput(attrs={**TEXT_ATTRS, **attrs}))
 
 
-def _number(label, help_text="", minimum: int = 0, **attrs) -> forms.CharField:
+def _number(label, help_text="", minimum: int = 0, maximum: int | None = None,
+            **attrs) -> forms.CharField:
     # type=number for the spinner and the keypad; the form says novalidate, so the server's
     # messages (which say how to fix a value) are the ones a person reads.
     return forms.CharField(label=label, help_text=help_text, required=False,
-                           widget=forms.NumberInput(attrs={"min": minimum, "step": 1,
-                                                           "inputmode": "numeric", **attrs}))
+                           widget=forms.NumberInput(attrs={
+                               "min": minimum, "step": 1, "inputmode": "numeric",
+                               **({"max": maximum} if maximum is not None else {}), **attrs}))
 
 
 def _lines(label, help_text="", rows: int = 3, **attrs) -> forms.CharField:
@@ -197,6 +199,16 @@ class ResourcesForm(WizardStepForm):
         help_text=_("Recommended: an Istio sidecar blocks MPI's connections between pods."))
     labels = _lines(_("Labels"), _("Job labels, one key=value per line."), rows=2)
     annotations = _lines(_("Annotations"), _("Job annotations, one key=value per line."), rows=2)
+    retries = _number(_("Retries on failure"),
+                      _("Start the job again, as a new job, up to this many times (0 to 5) "
+                        "when it fails. Each retry waits twice as long as the one before. "
+                        "Empty: no retry."), maximum=5)
+    retry_on = _choice(_("Retry on"),
+                       [("platform", _("Failures of the platform: a node lost, an eviction, "
+                                       "a preemption")),
+                        ("all", _("Any failure (an out-of-memory kill usually fails again)"))],
+                       _("Failures of your code or configuration would fail the same way "
+                         "again: retry them only if you know why."))
 
     ESSENTIALS = ("workers", "cpu_per_worker", "memory_per_worker", "gpus_per_worker")
 

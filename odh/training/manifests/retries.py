@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odh.training.checks.names import max_job_name_length
-from odh.training.i18n import _
+from odh.training.i18n import _, ngettext
 from odh.training.kinds import CREATED_BY_ANNOTATION
 from odh.training.paths import as_dict, get_path
 from odh.training.spec import JobSpec, clone_spec, read_manifest
@@ -153,3 +153,28 @@ def retry_spec(job: dict, attempt: int) -> JobSpec:
                          RETRY_ATTEMPT_ANNOTATION: str(attempt)}
     retry.created_by = str(annotations.get(CREATED_BY_ANNOTATION, "") or spec.created_by)
     return retry
+
+
+# -- in words (the wizard's review, the job page, `odh training describe`) ----------------------
+def wish_text(policy: RetryPolicy) -> str:
+    """"Up to 2 retries after a failure of the platform"; "" when none is asked for."""
+    if policy.retries <= 0:
+        return ""
+    if policy.all_failures:
+        return ngettext("Up to %(n)d retry after any failure",
+                        "Up to %(n)d retries after any failure",
+                        policy.retries) % {"n": policy.retries}
+    return ngettext("Up to %(n)d retry after a failure of the platform (a node lost, an "
+                    "eviction, a preemption)",
+                    "Up to %(n)d retries after a failure of the platform (a node lost, an "
+                    "eviction, a preemption)", policy.retries) % {"n": policy.retries}
+
+
+def lineage_text(job: dict) -> str:
+    """"Retry 1 of 2 of bert-a" for an automatic retry; "" for any other job."""
+    lineage = lineage_of(job)
+    if lineage.attempt < 1:
+        return ""
+    return _("Retry %(attempt)d of %(retries)d of %(first)s") % {
+        "attempt": lineage.attempt, "retries": max(job_policy(job).retries, lineage.attempt),
+        "first": lineage.first}

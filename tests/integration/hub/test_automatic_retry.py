@@ -117,7 +117,8 @@ def test_no_retry_for_a_creator_who_may_no_longer_create_jobs_there(demo, jobs):
         refused = wait_until(lambda: JobRetry.objects.filter(
             original_uid=job["metadata"]["uid"], state="refused").first(), 120,
             message=lambda: str(list(JobRetry.objects.values("name", "state"))))
-        assert "bob may no longer create mpijobs in team-nlp" in refused.last_error
+        assert "bob may no longer create MPIJob jobs in project team-nlp" in \
+            refused.last_error
         assert _exists(jobs, "retry-bob-retry-1") is None
     finally:
         hub.stop()

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from odh.training import creating, errors
 from odh.training.diagnosis.retryable import decide
@@ -158,6 +160,14 @@ def start(pk: int, claim: datetime, client_factory: Callable[[], ClusterClient],
                  retry.name, retry.attempt, retry.original, state, error)
         return state
 
+    with translation.override(settings.LANGUAGE_CODE):  # the refusals' words
+        return _start(retry, client_factory, finish)
+
+
+def _start(retry: Any, client_factory: Callable[[], ClusterClient],
+           finish: Callable[..., str]) -> str:
+    from training.models import JobRetry
+
     try:
         spec = retry_spec(retry.spec, retry.attempt)
     except (ManifestError, ValueError) as e:
@@ -168,9 +178,10 @@ def start(pk: int, claim: datetime, client_factory: Callable[[], ClusterClient],
         if not retry.created_by or not client.subject_may(
                 retry.created_by, _groups_of(retry.created_by), "create", kind.plural,
                 kind.group, namespace=retry.namespace):
-            return finish(JobRetry.State.REFUSED,
-                          f"{retry.created_by or '(nobody)'} may no longer create "
-                          f"{kind.plural} in {retry.namespace}")
+            return finish(JobRetry.State.REFUSED, _(
+                "%(user)s may no longer create %(kind)s jobs in project %(project)s, so the "
+                "job was not retried.") % {"user": retry.created_by or "?", "kind": kind.kind,
+                                           "project": retry.namespace})
         try:
             creating.create(client, spec, created_by=retry.created_by)
         except errors.Conflict:
