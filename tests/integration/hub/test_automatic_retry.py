@@ -69,9 +69,16 @@ def test_a_lost_node_gives_one_linked_retry_and_an_oom_none(demo, jobs):
         every = jobs.create(_failing("retry-every", "oom", on="all"))
         jobs.created += [("mpijobs", "v2beta1", name) for name in (
             "retry-node-retry-1", "retry-oom-retry-1", "retry-every-retry-1")]
+        def state() -> str:
+            from training.models import JobTransition
+
+            return (f"retries {[h.stats()['retries'] for h in hubs]}; transitions "
+                    f"{[h.stats()['transitions'] for h in hubs]}; rows "
+                    f"{list(JobRetry.objects.values('name', 'state', 'last_error'))}; "
+                    f"recorded {list(JobTransition.objects.values_list('name', 'to_status'))}")
+
         retry = wait_until(lambda: _exists(jobs, "retry-node-retry-1"), 120,
-                           message=lambda: f"the retry; {[h.stats()['retries'] for h in hubs]}"
-                           f" {list(JobRetry.objects.values())}")
+                           message=lambda: f"the retry; {state()}")
         annotations = retry["metadata"]["annotations"]
         assert annotations[RETRY_OF_ANNOTATION] == "retry-node"
         assert annotations[RETRY_OF_UID_ANNOTATION] == lost["metadata"]["uid"]
@@ -79,7 +86,7 @@ def test_a_lost_node_gives_one_linked_retry_and_an_oom_none(demo, jobs):
         assert annotations["opendatahub.io/username"] == "alice"
         assert retry["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 1
         wait_until(lambda: _exists(jobs, "retry-every-retry-1"), 120,
-                   message="retry-on all retries an OOM")
+                   message=lambda: f"retry-on all retries an OOM; {state()}")
         # the retry fails the same way; it was the only one asked for: no second
         jobs.wait_condition("retry-node-retry-1", "Failed", timeout=120)
         jobs.wait_condition("retry-oom", "Failed", timeout=120)
@@ -122,3 +129,43 @@ def test_no_retry_for_a_creator_who_may_no_longer_create_jobs_there(demo, jobs):
         assert _exists(jobs, "retry-bob-retry-1") is None
     finally:
         hub.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_created_before_a_watcher_was_killed_is_not_created_twice(demo, jobs):
+    """The watcher created the retry and was killed before it recorded so: its claim
+    expires, the next watcher claims the row, finds the job there and records it started."""
+    from datetime import UTC, datetime, timedelta
+
+    from training.live.hub.retries import claim_due, start
+    from training.models import JobRetry
+
+    failed = jobs.create(_failing("retry-killed", "node-lost"))
+    jobs.create(mpijob("retry-killed-retry-1", workers=1, annotations={  # the killed one's
+        "opendatahub.io/username": "alice", RETRY_OF_ANNOTATION: "retry-killed",
+        RETRY_OF_UID_ANNOTATION: failed["metadata"]["uid"], RETRY_ATTEMPT_ANNOTATION: "1"}))
+    now = datetime.now(UTC)
+    row = JobRetry.objects.create(
+        original_uid=failed["metadata"]["uid"], attempt=1, retries=1, namespace="team-nlp",
+        kind="MPIJob", original="retry-killed", failed="retry-killed",
+        failed_uid=failed["metadata"]["uid"], name="retry-killed-retry-1", created_by="alice",
+        scenario="node-lost", spec=failed, due=now - timedelta(minutes=5),
+        claimed_until=now - timedelta(seconds=1))  # the killed watcher's claim, expired
+    ((pk, claim),) = [c for c in claim_due(10) if c[0] == row.pk]
+    assert claim_due(10) == []  # claimed: nobody else gets it meanwhile
+    assert start(pk, claim, lambda: dashboard_client(demo)) == "started"
+    row.refresh_from_db()
+    assert (row.state, row.claimed_until) == ("started", None)
+    names = {j["metadata"]["name"] for j in jobs.custom.list_namespaced_custom_object(
+        "kubeflow.org", "v2beta1", "team-nlp", "mpijobs")["items"]}
+    assert "retry-killed-retry-1" in names and "retry-killed-retry-2" not in names
+    # a job of that name that is not the retry (someone's own): refused, not taken for it
+    other = JobRetry.objects.create(
+        original_uid="another-first", attempt=1, retries=1, namespace="team-nlp",
+        kind="MPIJob", original="retry-killed", failed="retry-killed",
+        failed_uid="another-failed", name="retry-killed-retry-1", created_by="alice",
+        spec=failed, due=now - timedelta(minutes=1))
+    ((pk, claim),) = [c for c in claim_due(10) if c[0] == other.pk]
+    assert start(pk, claim, lambda: dashboard_client(demo)) == "refused"
+    other.refresh_from_db()
+    assert "already exists" in other.last_error

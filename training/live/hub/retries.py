@@ -52,6 +52,7 @@ from training.live.hub.background import Background
 
 if TYPE_CHECKING:
     from odh.training.cluster.client import ClusterClient
+    from odh.training.kinds import JobKind
     from training.live.hub.transitions import Sighting
 
 log = logging.getLogger("training.live.hub")
@@ -182,11 +183,15 @@ def _start(retry: Any, client_factory: Callable[[], ClusterClient],
                 "%(user)s may no longer create %(kind)s jobs in project %(project)s, so the "
                 "job was not retried.") % {"user": retry.created_by or "?", "kind": kind.kind,
                                            "project": retry.namespace})
+        if _made_already(client, retry, kind):
+            # this watcher (or another) created it, and was stopped before it said so
+            return finish(JobRetry.State.STARTED)
         try:
             creating.create(client, spec, created_by=retry.created_by)
-        except errors.Conflict:
-            # this watcher (or another) created it, and was stopped before it said so
-            return finish(JobRetry.State.STARTED, "already there")
+        except errors.Conflict:  # made meanwhile: by a watcher whose claim had expired
+            if _made_already(client, retry, kind):
+                return finish(JobRetry.State.STARTED)
+            raise
         except creating.CreateRefused as e:
             return finish(JobRetry.State.REFUSED, str(e))
         except errors.ClusterError as e:
@@ -194,6 +199,17 @@ def _start(retry: Any, client_factory: Callable[[], ClusterClient],
                 return finish(JobRetry.State.REFUSED, e.message)
             raise  # the cluster away: the claim expires and it is tried again
     return finish(JobRetry.State.STARTED)
+
+
+def _made_already(client: ClusterClient, retry: Any, kind: JobKind) -> bool:
+    """Is the retry there already, as a watcher made it (the same first job and attempt)?
+    A job of that name that is not this retry is refused by the create as any name taken."""
+    try:
+        job = client.get_job(kind, retry.namespace, retry.name)
+    except errors.NotFound:
+        return False
+    lineage = lineage_of(job)
+    return (lineage.first_uid, lineage.attempt) == (retry.original_uid, retry.attempt)
 
 
 class RetryStarter(Background):
