@@ -27,6 +27,7 @@ from training.curves.access import curves_context, curves_for_user
 from training.models import JobHistory
 from training.permissions import person_may
 from training.projects import kind_or_404, project_uid
+from training.views.retries import retries_context
 from training.wizard import checks
 
 
@@ -116,6 +117,9 @@ def job_history(request: HttpRequest, project: str, kind: str, name: str,
         **curves_context(project, job_kind.slug, name,
                          curves_for_user(request, project, record.uid),
                          csv=live_uid == record.uid),
+        # the record's manifest has no uid (it is re-appliable): the record's is the job's
+        **retries_context({**record.spec, "metadata": {
+            **(record.spec.get("metadata") or {}), "uid": record.uid}}, project, job_kind),
     }
     return render(request, "training/job_history.html", context)
 

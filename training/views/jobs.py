@@ -187,7 +187,8 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
     if tab in ("overview", "topology"):  # why it fails or waits, read as this person
         diagnosis = diagnoses.for_detail(request, detail)
         context.update(diagnoses.card_context(diagnosis, detail, session.token(request)))
-        context.update(job_retries.retries_context(detail))  # "Retry 1 of 2 of bert-a"
+        context.update(job_retries.retries_context(  # "Retry 1 of 2 of bert-a"
+            detail.job, project, job_kind))
         if tab == "overview":  # where it stands in Kueue's queue, if it names one
             context["queue"] = queue_standing.for_job(request, client, job_kind, detail.job,
                                                       detail.summary)

@@ -97,3 +97,28 @@ def test_a_retrys_page_names_the_first_and_the_firsts_page_its_retries(alice, cl
     assert "The node was lost" in page and f"{first} failed" in page
     assert reverse("training-job-detail", args=[NS, "mpijob", retry]) in page
     assert "1 of 2" in page and "Started" in page
+
+
+def test_the_history_records_of_a_job_and_its_retry_tell_the_line(alice):
+    from tests.integration.dashboard.test_job_history import _record, _url
+
+    first = _record(uid="uid-retry-first", name="gone-bert")
+    spec = dict(first.spec, metadata={**first.spec["metadata"], "name": "gone-bert-retry-1",
+                                      "annotations": {
+                                          **first.spec["metadata"].get("annotations", {}),
+                                          RETRIES_ANNOTATION: "1",
+                                          RETRY_OF_ANNOTATION: "gone-bert",
+                                          RETRY_OF_UID_ANNOTATION: "uid-retry-first",
+                                          RETRY_ATTEMPT_ANNOTATION: "1"}})
+    retry = _record(uid="uid-retry-second", name="gone-bert-retry-1", spec=spec)
+    JobRetry.objects.create(
+        original_uid="uid-retry-first", attempt=1, retries=1, namespace=NS, kind="MPIJob",
+        original="gone-bert", failed="gone-bert", failed_uid="uid-retry-first",
+        name="gone-bert-retry-1", created_by="alice", scenario="evicted",
+        due=datetime.now(UTC), state=JobRetry.State.STARTED)
+    page = alice.get(_url(retry)).content.decode()
+    assert_valid(page)
+    assert "Retry 1 of 1 of gone-bert" in page and "(this job)" in page
+    page = alice.get(_url(first)).content.decode()
+    assert_valid(page)
+    assert "gone-bert-retry-1" in page and "Evicted" in page and "gone-bert failed" in page
