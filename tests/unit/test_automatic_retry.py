@@ -145,3 +145,26 @@ def test_the_cli_records_retries_on_the_job(capsys, monkeypatch, tmp_path):
     assert code == 2 and "--retries: " in err and "0 to 5" in err
     code, _out, err = run(capsys, *base, "--retry-all-failures", "--", "python", "train.py")
     assert code == 2 and "goes with --retries N" in err
+
+
+def test_describe_says_what_a_job_asked_for_and_which_retry_it_is():
+    import io
+    from datetime import UTC, datetime
+
+    from odh.training.cli.output import describe_record, print_describe
+    from odh.training.status.summarize import summarize
+
+    job = mpijob("bert-a-retry-1", annotations={
+        RETRIES_ANNOTATION: "2", RETRY_OF_ANNOTATION: "bert-a",
+        RETRY_OF_UID_ANNOTATION: "uid-1", RETRY_ATTEMPT_ANNOTATION: "1"})
+    job["metadata"].update(namespace="team-nlp", uid="uid-2")
+    now = datetime.now(UTC)
+    summary = summarize(job, [], [], now)
+    out = io.StringIO()
+    print_describe(job, summary, [], None, out, now)
+    text = out.getvalue()
+    assert "Retry 1 of 2 of bert-a" in text
+    assert "Up to 2 retries after a failure of the platform" in text
+    record = describe_record(job, summary, [], None, now)
+    assert record["retry"] == {"retries": 2, "on": "platform", "retryOf": "bert-a",
+                               "attempt": 1}

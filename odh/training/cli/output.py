@@ -23,6 +23,7 @@ from odh.training.diagnosis.story import Story, tell
 from odh.training.durations import format_duration, format_timestamp
 from odh.training.i18n import _, ngettext
 from odh.training.jobstatus import JobStatus
+from odh.training.manifests.retries import job_policy, lineage_of, lineage_text, wish_text
 from odh.training.manifests.totals import totals_for
 from odh.training.quantity import format_cpu, format_memory, format_resources
 from odh.training.spec import ManifestError, read_manifest
@@ -175,6 +176,10 @@ def describe_record(job: dict, s: JobSummary, events: list[dict], diagnosis: Any
         "text": diagnosis.text(),
         "suggestions": [x.text for x in diagnosis.suggestions]}
     record["queue"] = None if standing is None else standing.to_dict()
+    policy, lineage = job_policy(job), lineage_of(job)
+    record["retry"] = {"retries": policy.retries, "on": policy.on,
+                       "retryOf": lineage.first if lineage.attempt else None,
+                       "attempt": lineage.attempt}
     charged = cost.job_cost(prices, s.kind, job, s.duration_seconds(now)) \
         if prices is not None and prices.is_set else None
     record["cost"] = None if charged is None else {
@@ -206,6 +211,10 @@ def print_describe(job: dict, s: JobSummary, events: list[dict], diagnosis: Any,
               (_("Restarts"), str(s.restarts)),
               (_("Created"), f"{_stamp(s.created) or '-'} ({ago(s.created, now)})"),
               (_("Created by"), s.created_by or _("unknown"))]
+    # automatic retry: what it asked for, which retry it is (odh/training/manifests/retries)
+    lines += [(label, text) for label, text in (
+        (_("Automatic retry"), wish_text(job_policy(job))), (_("Retry of"), lineage_text(job)))
+        if text]
     if s.message and diagnosis is None:  # else the diagnosis says the cluster's words
         lines.append((_("Message"), " ".join(s.message.split())))
     if standing is not None:
