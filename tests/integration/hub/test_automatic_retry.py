@@ -169,3 +169,36 @@ def test_a_retry_created_before_a_watcher_was_killed_is_not_created_twice(demo, 
     assert start(pk, claim, lambda: dashboard_client(demo)) == "refused"
     other.refresh_from_db()
     assert "already exists" in other.last_error
+
+
+def test_two_runwatcher_processes_make_one_retry(demo, jobs, tmp_path, monkeypatch):
+    """Two watcher replicas (runwatcher processes on one database file): a node lost gives
+    one retry, made by one of them."""
+    from tests.integration.hub.test_history import Database, Watcher
+
+    monkeypatch.setenv("RETRY_BACKOFF_SECONDS", "1")
+    db = Database("sqlite", tmp_path)
+    watchers = [Watcher(demo, db, tmp_path / f"runwatcher-{n}.log") for n in (1, 2)]
+    try:
+        for watcher in watchers:
+            watcher.wait_ready()
+        jobs.create(_failing("retry-procs", "node-lost"))
+        jobs.created.append(("mpijobs", "v2beta1", "retry-procs-retry-1"))
+        wait_until(lambda: _exists(jobs, "retry-procs-retry-1"), 120,
+                   message=lambda: "\n".join(w.log()[-3000:] for w in watchers))
+        jobs.wait_condition("retry-procs-retry-1", "Failed", timeout=120)
+        wait_until(lambda: db.query("SELECT count(*) FROM training_jobtransition WHERE "
+                                    "name = 'retry-procs-retry-1' AND to_status = 'Failed'")
+                   == [(1,)], 60, message="the retry's failure recorded")
+        rows = db.query("SELECT name, attempt, state FROM training_jobretry")
+        assert rows == [("retry-procs-retry-1", 1, "started")], rows
+        started = sum(w.log().count("retry-procs-retry-1 (attempt 1 of retry-procs): "
+                                    "started") for w in watchers)
+        assert started == 1, "\n".join(w.log() for w in watchers)
+        assert _exists(jobs, "retry-procs-retry-2") is None
+        for watcher in watchers:
+            assert watcher.process.poll() is None, watcher.log()
+            assert "Traceback" not in watcher.log(), watcher.log()
+    finally:
+        for watcher in watchers:
+            watcher.stop()
