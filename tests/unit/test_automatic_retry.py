@@ -168,3 +168,18 @@ def test_describe_says_what_a_job_asked_for_and_which_retry_it_is():
     record = describe_record(job, summary, [], None, now)
     assert record["retry"] == {"retries": 2, "on": "platform", "retryOf": "bert-a",
                                "attempt": 1}
+
+
+def test_a_clone_of_a_retry_is_a_job_of_its_own_that_keeps_the_wish():
+    from odh.training.spec import clone_spec, read_manifest
+
+    job = mpijob("bert-a-retry-1", annotations={
+        RETRIES_ANNOTATION: "2", RETRY_OF_ANNOTATION: "bert-a",
+        RETRY_OF_UID_ANNOTATION: "uid-1", RETRY_ATTEMPT_ANNOTATION: "1"})
+    job["metadata"].update(uid="uid-2", namespace="team-nlp")
+    copy = build_manifest(clone_spec(read_manifest(job), "bert-b"))
+    annotations = copy["metadata"]["annotations"]
+    assert not {RETRY_OF_ANNOTATION, RETRY_OF_UID_ANNOTATION,
+                RETRY_ATTEMPT_ANNOTATION} & set(annotations)
+    assert annotations[RETRIES_ANNOTATION] == "2"
+    assert lineage_of(copy).attempt == 0

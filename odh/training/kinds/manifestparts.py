@@ -15,6 +15,10 @@ from odh.training.paths import as_dict, as_list, get_path, put_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+# what links an automatic retry to the first job (odh/training/manifests/retries.py): a
+# copy is a job of its own, not that retry, so a clone drops them (the retry puts them back)
+RETRY_LINK_ANNOTATIONS = ("opendatahub.io/retry-of", "opendatahub.io/retry-of-uid",
+                          "opendatahub.io/retry-attempt")
 # What the cluster wrote about the original, which a new job must not carry.
 SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields",
                    "generation", "selfLink", "deletionTimestamp",
@@ -152,9 +156,12 @@ def cloned(spec: Any, new_name: str, suspend_path: list[str]) -> Any:
     clone = copy.deepcopy(spec)
     clone.name = new_name
     clone.created_by = ""
-    clone.annotations.pop(LAST_APPLIED_ANNOTATION, None)
+    for key in (LAST_APPLIED_ANNOTATION, *RETRY_LINK_ANNOTATIONS):
+        clone.annotations.pop(key, None)
     if clone.base is not None:
         drop_server_state(clone.base)
+        for key in RETRY_LINK_ANNOTATIONS:
+            put_path(clone.base, ["metadata", "annotations", key], None)
         put_path(clone.base, suspend_path, None)
     return clone
 

@@ -26,19 +26,19 @@ from dataclasses import dataclass
 from odh.training.checks.names import max_job_name_length
 from odh.training.i18n import _, ngettext
 from odh.training.kinds import CREATED_BY_ANNOTATION
+from odh.training.kinds.manifestparts import RETRY_LINK_ANNOTATIONS
 from odh.training.paths import as_dict, get_path
 from odh.training.spec import JobSpec, clone_spec, read_manifest
 
 RETRIES_ANNOTATION = "opendatahub.io/retries"
 RETRY_ON_ANNOTATION = "opendatahub.io/retry-on"
-RETRY_OF_ANNOTATION = "opendatahub.io/retry-of"
-RETRY_OF_UID_ANNOTATION = "opendatahub.io/retry-of-uid"
-RETRY_ATTEMPT_ANNOTATION = "opendatahub.io/retry-attempt"
+# what links a retry to the first: dropped by every clone (the kinds' manifestparts)
+RETRY_OF_ANNOTATION, RETRY_OF_UID_ANNOTATION, RETRY_ATTEMPT_ANNOTATION = \
+    RETRY_LINK_ANNOTATIONS
 PLATFORM = "platform"
 ALL = "all"
 RETRY_ON = (PLATFORM, ALL)
 MAX_RETRIES = 5
-LINK_ANNOTATIONS = (RETRY_OF_ANNOTATION, RETRY_OF_UID_ANNOTATION, RETRY_ATTEMPT_ANNOTATION)
 
 
 @dataclass(frozen=True)
