@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 # Who created a job, as the OpenShift AI dashboard records it on the object.
 CREATED_BY_ANNOTATION = "opendatahub.io/username"
+# What links an automatic retry to the first job (odh/training/manifests/retries.py): a
+# copy is a job of its own, not that retry, so a clone drops them (the retry puts them back).
+RETRY_LINK_ANNOTATIONS = ("opendatahub.io/retry-of", "opendatahub.io/retry-of-uid",
+                          "opendatahub.io/retry-attempt")
 # The Kueue LocalQueue a job is submitted to, and its WorkloadPriorityClass.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

@@ -9,16 +9,17 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.base import (
+    CREATED_BY_ANNOTATION,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    RETRY_LINK_ANNOTATIONS,
+)
 from odh.training.kinds.jobspec import PVCVolume
 from odh.training.paths import as_dict, as_list, get_path, put_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
-# what links an automatic retry to the first job (odh/training/manifests/retries.py): a
-# copy is a job of its own, not that retry, so a clone drops them (the retry puts them back)
-RETRY_LINK_ANNOTATIONS = ("opendatahub.io/retry-of", "opendatahub.io/retry-of-uid",
-                          "opendatahub.io/retry-attempt")
 # What the cluster wrote about the original, which a new job must not carry.
 SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields",
                    "generation", "selfLink", "deletionTimestamp",

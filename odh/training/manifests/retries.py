@@ -25,14 +25,13 @@ from dataclasses import dataclass
 
 from odh.training.checks.names import max_job_name_length
 from odh.training.i18n import _, ngettext
-from odh.training.kinds import CREATED_BY_ANNOTATION
-from odh.training.kinds.manifestparts import RETRY_LINK_ANNOTATIONS
+from odh.training.kinds import CREATED_BY_ANNOTATION, RETRY_LINK_ANNOTATIONS
 from odh.training.paths import as_dict, get_path
 from odh.training.spec import JobSpec, clone_spec, read_manifest
 
 RETRIES_ANNOTATION = "opendatahub.io/retries"
 RETRY_ON_ANNOTATION = "opendatahub.io/retry-on"
-# what links a retry to the first: dropped by every clone (the kinds' manifestparts)
+# what links a retry to the first: dropped by every clone (odh/training/kinds/base.py)
 RETRY_OF_ANNOTATION, RETRY_OF_UID_ANNOTATION, RETRY_ATTEMPT_ANNOTATION = \
     RETRY_LINK_ANNOTATIONS
 PLATFORM = "platform"
