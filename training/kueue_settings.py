@@ -56,6 +56,13 @@ def cluster_queue(name: str) -> dict | None:
                  if (q.get("metadata") or {}).get("name") == name), None)
 
 
+def forget(cluster_queue: str) -> None:
+    """An administrator changed a ClusterQueue or the priority of one of its Workloads
+    here: read them again at the next question, so the wizard's check counts the change at
+    once (in this process; other replicas with a cache of their own within KUEUE_TTL)."""
+    cache.delete_many(["kueue:clusterqueues", f"kueue:pending:{cluster_queue}"])
+
+
 def pending_in(name: str) -> list[dict] | None:
     """A ClusterQueue's pending Workloads in Kueue's order (None: not readable)."""
     return _service_account_read(f"kueue:pending:{name}",

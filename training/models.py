@@ -38,6 +38,9 @@ VERB_LABELS = {
     "suspend": _("Suspend"),
     "resume": _("Resume"),
     "set_prices": _("Set prices"),
+    "set_quota": _("Change quota"),
+    "set_nominal_quota": _("Change queue quota"),
+    "set_priority": _("Change priority"),
 }
 
 

@@ -24,6 +24,7 @@ from training.views import (
     project,
     prometheus,
     queues,
+    quota_admin,
     wizard,
 )
 
@@ -61,6 +62,11 @@ urlpatterns = [
     path("cluster/", cluster.cluster_overview, name="training-cluster-overview"),
     path("cluster/audit/", audit_trail.audit_trail, name="training-cluster-audit"),
     path("cluster/queues/", queues.cluster_queues, name="training-cluster-queues"),
+    # cluster administrators change a project's quota and a queue's nominal quota
+    path("cluster/quotas/<str:project>/<str:quota>/", quota_admin.quota_edit,
+         name="training-cluster-quota"),
+    path("cluster/queues/<str:queue>/quota/", quota_admin.nominal_quota_edit,
+         name="training-cluster-queue-quota"),
     path("cluster/prices/", costs.cluster_prices, name="training-cluster-prices"),
     path("cluster/chargeback.csv", costs.cluster_chargeback_csv,
          name="training-cluster-chargeback"),

@@ -190,6 +190,18 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
         return self._items(self.core.list_namespaced_resource_quota, namespace,
                            namespace=namespace)
 
+    def get_quota(self, namespace: str, name: str) -> Obj:
+        require_names(namespace, name, "ResourceQuota")
+        return self._call(self.core.read_namespaced_resource_quota, name, namespace,
+                          namespace=namespace)
+
+    def patch_quota(self, namespace: str, name: str, patch: Obj) -> Obj:
+        """A JSON merge patch of a ResourceQuota (odh.training.capacity.quota_edit): 409
+        (errors.Conflict) when it carries a resourceVersion that is no longer current."""
+        require_names(namespace, name, "ResourceQuota")
+        return self._call(self.core.patch_namespaced_resource_quota, name, namespace, patch,
+                          namespace=namespace, _content_type="application/merge-patch+json")
+
     # -- what the create-job wizard offers ------------------------------------------------------
     def list_limit_ranges(self, namespace: str) -> list[Obj]:
         return self._items(self.core.list_namespaced_limit_range, namespace, namespace=namespace)

@@ -42,6 +42,19 @@ class KueueReads(ApiCalls):
         return self._call(self.custom.get_cluster_custom_object, "kueue.x-k8s.io",
                           "v1beta1", "clusterqueues", name)
 
+    def patch_cluster_queue(self, name: str, patch: Obj) -> Obj:
+        """A JSON merge patch of a ClusterQueue (its nominal quota: a cluster
+        administrator's); 409 when its resourceVersion is no longer current."""
+        return self._call(self.custom.patch_cluster_custom_object, "kueue.x-k8s.io",
+                          "v1beta1", "clusterqueues", name, patch,
+                          _content_type="application/merge-patch+json")
+
+    def patch_workload(self, namespace: str, name: str, patch: Obj) -> Obj:
+        """A JSON merge patch of a Workload (its priority); 409 as above."""
+        return self._call(self.custom.patch_namespaced_custom_object, "kueue.x-k8s.io",
+                          "v1beta1", namespace, "workloads", name, patch,
+                          namespace=namespace, _content_type="application/merge-patch+json")
+
     def pending_workloads(self, cluster_queue: str = "", namespace: str = "",
                           local_queue: str = "", limit: int = 1000) -> list[Obj]:
         """Kueue's visibility API: the pending Workloads of a ClusterQueue, or of a

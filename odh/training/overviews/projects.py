@@ -105,6 +105,11 @@ class ProjectRow:
         return max(lines, key=lambda q: q.ratio, default=None)
 
     @property
+    def quota_names(self) -> list[str]:
+        """The names of the project's ResourceQuotas, each once."""
+        return sorted({q.quota for q in self.quotas})
+
+    @property
     def gpu_quota(self) -> QuotaUse | None:
         return self.quota_for(GPU_RESOURCE)
 
