@@ -333,7 +333,8 @@ def test_kueue_cluster_queues_when_the_api_is_there(client, db, kueue_cluster, s
     html = client.get(URL).content.decode()
     assert_valid(html)
     assert text_of(html, "queue-gpu-queue") == (
-        "gpu-queue research 2 1 CPUs (h100) 24/96 (25%) GPUs (h100) 6/8 (75%)")
+        "gpu-queue research 2 1 CPUs (h100) 24/96 (25%) GPUs (h100) 6/8 (75%) "
+        "Change the nominal quota of gpu-queue")
     # the admitted jobs run: their Workers hold 6 of the 8 GPUs
     assert text_of(html, "capacity-gpu").startswith("GPUs 6 / 8 ")
     assert text_of(html, "gpu-model-1").startswith("NVIDIA-H100-80GB-HBM3 2 8 6 2")
