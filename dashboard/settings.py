@@ -263,6 +263,9 @@ OAUTH_CLIENT_ID = env_str("OAUTH_CLIENT_ID", "mpijob-dashboard")
 OAUTH_CLIENT_SECRET = env_str("OAUTH_CLIENT_SECRET")
 OAUTH_SCOPE = env_str("OAUTH_SCOPE", "user:full")
 PROMETHEUS_URL = env_url("PROMETHEUS_URL")
+# The OpenShift web console (https://console-openshift-console.apps.<cluster>); set, the
+# Overview links each pod to it (<console>/k8s/ns/<namespace>/pods/<pod>). Unset: no link.
+CONSOLE_URL = env_url("CONSOLE_URL").rstrip("/")
 # The CA that signed Prometheus's certificate; unset: the cluster's CA (from the kubeconfig or
 # the service account). On OpenShift the Thanos querier's certificate comes from the service
 # CA: /var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt inside the cluster.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from urllib.parse import quote
 
 from django import template
+from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format, time_format
@@ -179,6 +181,22 @@ def breadcrumb(current: str, root: str = "jobs", project: str = "", job=None,
     if job_name and job_url:
         trail.append((job_name, job_url))
     return {"trail": trail, "current": current}
+
+
+@register.filter
+def figures_of(pod_figures: object, pod: str) -> list:
+    """A pod's [CPU, memory] figures (odh.training.metrics.podnow), [None, None] where the
+    page has none (a pod new since, or a push, which reads no Prometheus)."""
+    found = pod_figures.get(pod) if isinstance(pod_figures, dict) else None
+    return found or [None, None]
+
+
+@register.simple_tag
+def console_pod_url(namespace: str, pod: str) -> str:
+    """The pod in the OpenShift web console (settings.CONSOLE_URL), "" when it is not set."""
+    if not settings.CONSOLE_URL or not pod:
+        return ""
+    return f"{settings.CONSOLE_URL}/k8s/ns/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}"
 
 
 @register.filter

@@ -42,6 +42,7 @@ from training.views import artifacts as job_artifacts
 from training.views import logs as job_logs
 from training.views import metrics as job_metrics
 from training.views import retries as job_retries
+from training.views import overview
 from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")
@@ -193,14 +194,9 @@ def job_detail(request: HttpRequest, project: str, kind: str, name: str) -> Http
             context["queue"] = queue_standing.for_job(request, client, job_kind, detail.job,
                                                       detail.summary)
             context["queue_refresh"] = queue_standing.REFRESH_SECONDS
-    if tab == "overview":  # one line from Prometheus, left out when it is slow or away
-        context["gpu_summary"] = job_metrics.gpu_summary(request, job_kind, project,
-                                                         detail.summary)
-        context["job_cost"] = prices.job_cost(detail.job, detail.summary, context["now"])
-        context["has_outputs"] = job_artifacts.names_outputs(job_kind, detail.job)
-        # the launcher's recent epoch/step lines (one short log read; see job_progress)
-        context["progress"] = job_progress.for_overview(session.token(request),
-                                                        detail.summary, detail.job)
+    if tab == "overview":  # Prometheus' figures (left out when it is slow or away) and more
+        context.update(overview.overview_context(request, job_kind, project, detail,
+                                                 context["now"]))
     return render_page(request, "training/job_detail.html", context, "tab-content")
 
 

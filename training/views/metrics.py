@@ -30,6 +30,7 @@ from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
 from odh.training.metrics.pushed import with_pushed
+from odh.training.metrics import podnow
 from odh.training.status.summary import JobStatus, JobSummary
 from training.accounts import session
 from training.cluster import client_for_token, prometheus_tls
@@ -273,18 +274,19 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
     return response
 
 
-def gpu_summary(request: HttpRequest, kind: JobKind, project: str,
-                summary: JobSummary) -> str:
-    """The Overview's "GPU 87% avg across 8 workers", or "" (no Prometheus, no GPUs, not
-    running, or Prometheus slow or refusing: never an error, only a log line)."""
-    if not settings.PROMETHEUS_URL or not summary.gpus or summary.status != JobStatus.RUNNING:
-        return ""
+def overview_read(request: HttpRequest, project: str, job: JobSummary, what: str, read,
+                  wanted: bool):
+    """`read(prometheus client)` for the Overview's `what` ("GPU summary") of `job`, or
+    None: no Prometheus, not `wanted`, or Prometheus slow or refusing (never an error, only
+    a log line); kept SUMMARY_TTL seconds per person, job, `what` and language."""
+    if not settings.PROMETHEUS_URL or not wanted:
+        return None
     down_key = "prometheus-down:" + hashlib.sha256(settings.PROMETHEUS_URL.encode()).hexdigest()
     if cache.get(down_key):
-        return ""
+        return None
     token = session.token(request)
-    key = "gpu-summary:" + hashlib.sha256(
-        f"{token}\0{project}\0{kind.slug}\0{summary.name}\0{get_language()}".encode()
+    key = "overview-prometheus:" + hashlib.sha256(
+        f"{token}\0{project}\0{job.kind.slug}\0{job.name}\0{what}\0{get_language()}".encode()
     ).hexdigest()
     cached = cache.get(key)
     if cached is not None:
@@ -292,18 +294,37 @@ def gpu_summary(request: HttpRequest, kind: JobKind, project: str,
     try:
         check_pods_access(request, project, timeout=SUMMARY_TIMEOUT)
     except errors.ClusterError as e:  # refused, or the API server slow: not Prometheus' fault
-        log.info("GPU summary of %s/%s left out: %s", project, summary.name, e.message)
-        return ""
+        log.info("%s of %s/%s left out: %s", what, project, job.name, e.message)
+        return None
     try:
         with prometheus_for(request, timeout=SUMMARY_TIMEOUT) as client:
-            text = m.gpu_summary(client, project, kind, summary.name,
-                                 now=datetime.now(UTC).timestamp())
-    except errors.ClusterUnavailable as e:
-        log.info("GPU summary of %s/%s left out: %s", project, summary.name, e.message)
-        cache.set(down_key, True, DOWN_TTL)
-        return ""
+            found = read(client)
     except errors.ClusterError as e:
-        log.info("GPU summary of %s/%s left out: %s", project, summary.name, e.message)
-        return ""
-    cache.set(key, text, SUMMARY_TTL)
-    return text
+        log.info("%s of %s/%s left out: %s", what, project, job.name, e.message)
+        if isinstance(e, errors.ClusterUnavailable):
+            cache.set(down_key, True, DOWN_TTL)
+        return None
+    cache.set(key, found, SUMMARY_TTL)
+    return found
+
+
+def gpu_summary(request: HttpRequest, kind: JobKind, project: str,
+                summary: JobSummary) -> str:
+    """The Overview's "GPU 87% avg across 8 workers", or "" (no Prometheus, no GPUs, not
+    running, or Prometheus slow or refusing)."""
+    return overview_read(
+        request, project, summary, "GPU summary",
+        lambda client: m.gpu_summary(client, project, kind, summary.name,
+                                     now=datetime.now(UTC).timestamp()),
+        bool(summary.gpus) and summary.status == JobStatus.RUNNING) or ""
+
+
+def pod_usage(request: HttpRequest, kind: JobKind, project: str, summary: JobSummary
+              ) -> dict | None:
+    """CPU and memory each pod of the job uses now (odh.training.metrics.podnow), or None
+    when Prometheus cannot say (the table then shows "-")."""
+    return overview_read(
+        request, project, summary, "CPU and memory per pod",
+        lambda client: podnow.usage_now(client, project, kind, summary.name,
+                                        now=datetime.now(UTC).timestamp()),
+        summary.status == JobStatus.RUNNING)
