@@ -26,6 +26,7 @@ from training.views import (
     queues,
     quota_admin,
     wizard,
+    workload_priority,
 )
 
 JOB = "jobs/<str:project>/<str:kind>/<str:name>/"
@@ -67,6 +68,8 @@ urlpatterns = [
          name="training-cluster-quota"),
     path("cluster/queues/<str:queue>/quota/", quota_admin.nominal_quota_edit,
          name="training-cluster-queue-quota"),
+    path("cluster/workloads/<str:project>/<str:workload>/priority/",
+         workload_priority.workload_priority, name="training-cluster-workload-priority"),
     path("cluster/prices/", costs.cluster_prices, name="training-cluster-prices"),
     path("cluster/chargeback.csv", costs.cluster_chargeback_csv,
          name="training-cluster-chargeback"),

@@ -83,3 +83,24 @@ def test_a_cluster_queues_nominal_quota_is_patched_in_place():
     assert patch["spec"]["resourceGroups"][1]["flavors"][0]["resources"][0] == {
         "name": "nvidia.com/gpu", "nominalQuota": "4"}
     assert cq["spec"]["resourceGroups"][1]["flavors"][0]["resources"][0]["nominalQuota"] == "8"
+
+
+def test_a_workloads_priority_is_set_as_kueue_sets_it_from_a_class():
+    from odh.training.queues import priority
+
+    offered = priority.choices([{"metadata": {"name": "low"}, "value": 10},
+                                {"metadata": {"name": "high"}, "value": 1000}])
+    assert [c.label for c in offered] == ["high (1000)", "low (10)"]
+    workload = {"metadata": {"resourceVersion": "9"},
+                "spec": {"priority": 10, "priorityClassName": "low"}}
+    assert priority.current(workload) == "low (10)"
+    assert priority.check(workload, "urgent", offered) == (
+        "Choose one of the cluster's workload priority classes.")
+    assert priority.check(workload, "high", offered) == ""
+    assert priority.patch(workload, offered[0]) == {
+        "metadata": {"resourceVersion": "9"},
+        "spec": {"priorityClassName": "high",
+                 "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass",
+                 "priority": 1000}}
+    done = {**workload, "status": {"conditions": [{"type": "Finished", "status": "True"}]}}
+    assert priority.check(done, "high", offered).startswith("This job's workload has finished")

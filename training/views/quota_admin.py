@@ -46,6 +46,20 @@ def not_admin(request: HttpRequest) -> HttpResponse:
         "request_id": getattr(request, "request_id", "-")}, status=403)
 
 
+def read_for_admin(request: HttpRequest, client, audit_row: Callable[[str, str], object],
+                   read: Callable[[], dict]) -> dict | HttpResponse:
+    """What `read()` returns, for a cluster administrator; for anyone else the 403 page (a
+    POST of theirs audited as denied). 404 when the object is not there."""
+    if not cluster_admin(request, client):
+        if request.method == "POST":
+            audit_row("denied", "not a cluster administrator")
+        return not_admin(request)
+    try:
+        return read()
+    except errors.NotFound:
+        raise Http404(request.path) from None
+
+
 def refusal(e: errors.ClusterError, what: str) -> tuple[str, int]:
     """(sentence, status) for the cluster's refusal of a change to `what`."""
     if isinstance(e, errors.Forbidden):
@@ -145,15 +159,12 @@ def quota_edit(request: HttpRequest, project: str, quota: str) -> HttpResponse:
         raise Http404(project)
     what = _("the quota %(quota)s of %(project)s") % {"quota": quota, "project": project}
     with user_client(request) as client:
-        if not cluster_admin(request, client):
-            if request.method == "POST":
-                audit.record(request, "set_quota", "ResourceQuota", project, quota, "denied",
-                             "not a cluster administrator")
-            return not_admin(request)
-        try:
-            current = client.get_quota(project, quota)
-        except errors.NotFound:
-            raise Http404(quota) from None
+        row = functools.partial(audit.record, request, "set_quota", "ResourceQuota", project,
+                                quota)
+        current = read_for_admin(request, client, row,
+                                 lambda: client.get_quota(project, quota))
+        if isinstance(current, HttpResponse):
+            return current
         fields = edit.quota_fields(current)
         context = {"title": _("Quota %(quota)s of project %(project)s") % {
                        "quota": quota, "project": project},
@@ -165,9 +176,7 @@ def quota_edit(request: HttpRequest, project: str, quota: str) -> HttpResponse:
         version = str(get_path(current, ["metadata", "resourceVersion"], "") or "")
         return edit_page(
             request, context, what,
-            lambda: client.patch_quota(project, quota, edit.quota_patch(fields, version)),
-            functools.partial(audit.record, request, "set_quota", "ResourceQuota", project,
-                              quota))
+            lambda: client.patch_quota(project, quota, edit.quota_patch(fields, version)), row)
 
 
 @require_http_methods(["GET", "POST"])
@@ -176,15 +185,11 @@ def nominal_quota_edit(request: HttpRequest, queue: str) -> HttpResponse:
         raise Http404(queue)
     what = _("the nominal quota of the cluster queue %(queue)s") % {"queue": queue}
     with user_client(request) as client:
-        if not cluster_admin(request, client):
-            if request.method == "POST":
-                audit.record(request, "set_nominal_quota", "ClusterQueue", "", queue,
-                             "denied", "not a cluster administrator")
-            return not_admin(request)
-        try:
-            current = client.get_cluster_queue(queue)
-        except errors.NotFound:
-            raise Http404(queue) from None
+        row = functools.partial(audit.record, request, "set_nominal_quota", "ClusterQueue",
+                                "", queue)
+        current = read_for_admin(request, client, row, lambda: client.get_cluster_queue(queue))
+        if isinstance(current, HttpResponse):
+            return current
         fields = edit.nominal_fields(current)
         context = {"title": _("Nominal quota of the cluster queue %(queue)s") % {
                        "queue": queue},
@@ -197,7 +202,4 @@ def nominal_quota_edit(request: HttpRequest, queue: str) -> HttpResponse:
             client.patch_cluster_queue(queue, edit.nominal_patch(current, fields))
             kueue_settings.forget(queue)  # the wizard's queue check reads it again
 
-        return edit_page(
-            request, context, what, write,
-            functools.partial(audit.record, request, "set_nominal_quota", "ClusterQueue", "",
-                              queue), required=True)
+        return edit_page(request, context, what, write, row, required=True)

@@ -207,3 +207,41 @@ def test_an_admin_changes_a_cluster_queues_nominal_quota(admin, person, demo_clu
     assert (row.username, row.kind, row.name, row.detail) == (
         "admin", "ClusterQueue", "team-nlp-a100", "nvidia.com/gpu: 8 -> 12")
     assert alice.post(QUEUE, {**form, gpu_field: "99"}).status_code == 403
+
+
+def _workloads(sim) -> list[dict]:
+    with sim.api_client("admin") as api:
+        return k8s.CustomObjectsApi(api).list_cluster_custom_object(
+            "kueue.x-k8s.io", "v1beta1", "workloads")["items"]
+
+
+def test_an_admin_changes_a_workloads_priority(admin, person, demo_cluster):
+    waiting = next(w for w in _workloads(demo_cluster) if not any(
+        c["type"] in ("Finished", "QuotaReserved") and c["status"] == "True"
+        for c in w.get("status", {}).get("conditions", [])))
+    ns, name = waiting["metadata"]["namespace"], waiting["metadata"]["name"]
+    url = reverse("training-cluster-workload-priority", args=[ns, name])
+    queues = admin.get(reverse("training-cluster-queues")).content.decode()
+    assert f'href="{url}"' in queues
+    page = admin.get(url).content.decode()
+    assert_valid(page)
+    assert '<option value="high">high (' in page
+    response = admin.post(url, {"priority": "high", "shown": _form_from(page)["shown"]},
+                          follow=True)
+    assert response.status_code == 200
+    with demo_cluster.api_client("admin") as api:
+        high = k8s.CustomObjectsApi(api).get_cluster_custom_object(
+            "kueue.x-k8s.io", "v1beta1", "workloadpriorityclasses", "high")["value"]
+    spec = next(w for w in _workloads(demo_cluster)
+                if w["metadata"]["name"] == name)["spec"]
+    assert (spec["priority"], spec["priorityClassName"], spec["priorityClassSource"]) == (
+        high, "high", "kueue.x-k8s.io/workloadpriorityclass")
+    assert f"high ({high})" in _text(response.content.decode())
+    row = AuditEvent.objects.get(verb="set_priority", outcome="success")
+    assert (row.username, row.project, row.kind, row.name) == ("admin", ns, "Workload", name)
+    assert row.detail.endswith(f"-> high ({high})")
+    refused = admin.post(url, {"priority": "urgent", "shown": f"high ({high})"})
+    assert refused.status_code == 400
+    assert "Choose one of the cluster's workload priority classes." in _text(
+        refused.content.decode())
+    assert person("alice").post(url, {"priority": "low"}).status_code == 403
