@@ -20,7 +20,7 @@ from odh.training.status import queries
 from odh.training.status.summary import JobStatus
 from training.cluster import user_client
 from training.models import JobHistory
-from training.permissions import person_may
+from training.permissions import cluster_admin, person_may
 from training.projects import project_uid, served_kinds
 from training.views import costs
 from training.views.pages import render_page
@@ -64,6 +64,8 @@ def project_page(request: HttpRequest, project: str) -> HttpResponse:
         except errors.Forbidden:
             pods = []
         uid = project_uid(request, client, project)
+        # the quota is changed on the cluster pages, by their people only (quota_admin.py)
+        changes_quota = cluster_admin(request, client)
     now = datetime.now(UTC)
     summaries = listing.summaries
     period = costs.period_of(request, now)
@@ -72,6 +74,8 @@ def project_page(request: HttpRequest, project: str) -> HttpResponse:
     context = {
         "project": project, "now": now,
         "quotas": quota_parts(quotas, pods) if quotas is not None else None,
+        "quota_names": sorted({str((q.get("metadata") or {}).get("name") or "")
+                               for q in quotas or []}) if changes_quota else [],
         "by_status": jobs_by_status(summaries), "jobs": len(summaries),
         "gpus_now": [
             {"id": "person", "caption": _("GPUs in use now, by person"), "column": _("Person"),

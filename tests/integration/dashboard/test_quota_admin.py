@@ -170,6 +170,8 @@ def test_alice_and_a_project_admin_may_see_the_quota_but_not_change_it(
         assert charlie.post(QUOTA, {**form, "gpus": "99"}).status_code == 403
         assert charlie.post(reverse("training-project", args=[NS])).status_code == 405
     assert _hard(demo_cluster) == "24"
+    # the cluster's administrators find the way from the same page
+    assert f'href="{QUOTA}"' in admin.get(reverse("training-project", args=[NS])).content.decode()
     assert list(AuditEvent.objects.filter(verb="set_quota").values_list(
         "username", "outcome")) == [("charlie", "denied"), ("alice", "denied")]
 
