@@ -65,7 +65,7 @@ def refusal(e: errors.ClusterError, what: str) -> tuple[str, int]:
     if isinstance(e, errors.Forbidden):
         return (_("The cluster refused: your account may not change %(what)s. Nothing was "
                   "changed. (%(reason)s)") % {"what": what, "reason": e.message}, 403)
-    if isinstance(e, errors.Invalid):
+    if isinstance(e, errors.Invalid) or e.status == 400:
         return (_("The cluster refused these values for %(what)s: %(reason)s. Nothing was "
                   "changed; correct them and save again.") % {"what": what,
                                                                 "reason": e.message}, 422)

@@ -247,3 +247,36 @@ def test_an_admin_changes_a_workloads_priority(admin, person, demo_cluster):
     assert "Choose one of the cluster's workload priority classes." in _text(
         refused.content.decode())
     assert person("alice").post(url, {"priority": "low"}).status_code == 403
+
+
+def test_the_change_is_made_with_the_persons_own_token(person, demo_cluster):
+    """charlie may read every quota (so he gets the form) but not change one: the cluster,
+    asked with his token, refuses, and the page says so with his values kept."""
+    rbac_body = {"metadata": {"name": "quota-reader"},
+                 "rules": [{"apiGroups": [""], "resources": ["resourcequotas"],
+                            "verbs": ["get", "list", "watch"]}]}
+    binding = {"metadata": {"name": "charlie-quota-reader"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": "quota-reader"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                             "name": "charlie"}]}
+    with demo_cluster.api_client("admin") as api:
+        rbac = k8s.RbacAuthorizationV1Api(api)
+        rbac.create_cluster_role(rbac_body)
+        rbac.create_cluster_role_binding(binding)
+        try:
+            charlie = person("charlie")
+            form = _form(charlie, QUOTA)
+            assert form["gpus"] == _hard(demo_cluster)
+            response = charlie.post(QUOTA, {**form, "gpus": "99"})
+            assert response.status_code == 403
+            page = response.content.decode()
+            assert "The cluster refused: your account may not change the quota team-quota " \
+                   "of team-nlp. Nothing was changed." in _text(page)
+            assert 'name="gpus" value="99"' in page
+            assert _hard(demo_cluster) != "99"
+            row = AuditEvent.objects.get(verb="set_quota", username="charlie")
+            assert row.outcome == "denied" and "forbidden" in row.detail.lower()
+        finally:
+            rbac.delete_cluster_role_binding("charlie-quota-reader")
+            rbac.delete_cluster_role("quota-reader")
