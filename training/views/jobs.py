@@ -41,8 +41,8 @@ from training.projects import (
 from training.views import artifacts as job_artifacts
 from training.views import logs as job_logs
 from training.views import metrics as job_metrics
-from training.views import retries as job_retries
 from training.views import overview
+from training.views import retries as job_retries
 from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")

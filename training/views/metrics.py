@@ -29,8 +29,8 @@ from odh.training import errors
 from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
-from odh.training.metrics.pushed import with_pushed
 from odh.training.metrics import podnow
+from odh.training.metrics.pushed import with_pushed
 from odh.training.status.summary import JobStatus, JobSummary
 from training.accounts import session
 from training.cluster import client_for_token, prometheus_tls
