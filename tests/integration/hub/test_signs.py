@@ -101,6 +101,60 @@ def test_a_restart_and_a_hang_are_told_once_with_what_to_do(demo, jobs, settings
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, settings):
+    """The early warning of a coming OOM (MPIJob-041): Worker 0's working set climbs to its
+    1Gi limit (simcluster's OOM ramp, read from its Prometheus with the dashboard's own
+    account); over 90% for the whole window (2 s here, minutes in the dashboard), alice's
+    webhook hears it once, before the Worker is OOMKilled."""
+    from channels.layers import InMemoryChannelLayer
+
+    from training import cluster
+    from training.live.hub.hub import Hub, Publisher
+    from training.live.hub.notifying import NotificationSender
+    from training.live.hub.signs import SignWatcher, prometheus_with_service_account
+    from training.live.hub.transitions import TransitionRecorder
+    from training.models import NotificationSubscription
+
+    with serving(_Receiver) as receiver:
+        settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
+        settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
+        settings.PROMETHEUS_URL = demo.prometheus_url
+        cluster.cluster_config.cache_clear()
+        NotificationSubscription.objects.create(
+            username="alice", scope="mine", statuses=[], signals=["warnings"],
+            in_dashboard=False, webhook_url=f"http://127.0.0.1:{receiver.server_address[1]}/",
+            webhook_secret=SECRET)
+        hub = Hub(lambda: dashboard_client(demo), Publisher(InMemoryChannelLayer()),
+                  transitions=TransitionRecorder(),
+                  notifications=NotificationSender(workers=1),
+                  signs=SignWatcher(every=0.3, prometheus=prometheus_with_service_account,
+                                    memory_window=lambda: 2.0))
+        hub.start()
+        try:
+            job = mpijob("signs-memory", workers=1, run_seconds=6000, annotations={
+                "opendatahub.io/username": "alice", "simcluster.io/failure": "oom",
+                "simcluster.io/failure-worker": "0",
+                "simcluster.io/failure-after-seconds": "3000"})
+            worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+            worker["containers"][0]["resources"] = {"limits": {"memory": "1Gi", "cpu": "1"}}
+            jobs.create(job)
+
+            def told() -> list[dict]:
+                return [body for _path, _signed, body in receiver.received
+                        if body["job"] == "signs-memory"]
+
+            wait_until(lambda: told(), 150, message=lambda: str(hub.signs.stats()))
+            (warning,) = told()
+            assert warning["event"] == "job.memory_near_limit" and warning["to"] == "Running"
+            assert warning["headline"].startswith("Worker 0 has used over 9")
+            assert "of its memory limit for 2s" in warning["headline"]
+            assert "Clone the job with more memory per Worker" in warning["advice"]
+        finally:
+            hub.stop()
+            cluster.cluster_config.cache_clear()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_pending_too_long_is_claimed_once_and_told_to_who_asked_for_that_n(settings):
     from odh.training.signs import Sign
     from tests.unit.diagnosis_objects import facts, pending_job

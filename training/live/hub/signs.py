@@ -121,6 +121,7 @@ class SignWatcher(Background):
                  claim: Callable[[JobSummary, Sign], bool] = claim_with_orm,
                  every: float = SIGNS_EVERY, clock: Callable[[], datetime] = _utcnow,
                  hang_after: Callable[[], float] | None = None,
+                 memory_window: Callable[[], float] | None = None,
                  claimed: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.jobs = jobs
@@ -131,6 +132,8 @@ class SignWatcher(Background):
         self.every = every
         self.clock = clock
         self.hang_after = hang_after
+        # how long a container's memory must stay over 90% of its limit (tests: seconds)
+        self.memory_window = memory_window or (lambda: signs.MEMORY_WINDOW_SECONDS)
         self.claimed = claimed
         self.passes = 0
         self.told = 0  # signs this process claimed
@@ -230,7 +233,9 @@ class SignWatcher(Background):
                                                        self._progress(summary, data, facts),
                                                        now),) if s]
         if signs.MEMORY in wanted:
-            found += signs.memory_signs(summary, data.pods, self._memory(summary, now), now)
+            window = self.memory_window()
+            found += signs.memory_signs(summary, data.pods, self._memory(summary, now, window),
+                                        now, window)
         return found
 
     # -- the reads, with the dashboard's own identity ----------------------------------------
@@ -264,7 +269,8 @@ class SignWatcher(Background):
         total, step = hints_from_job(summary.kind, data.job)
         return parse_progress(tail.lines, total_hint=total, step_hint=step)
 
-    def _memory(self, summary: JobSummary, now: datetime) -> dict[tuple[str, str], float]:
+    def _memory(self, summary: JobSummary, now: datetime,
+                window: float) -> dict[tuple[str, str], float]:
         """(pod, container) -> the least working set over the window, from Prometheus."""
         from odh.training.metrics.promql import REAL_CONTAINERS, WORKING_SET, selector
         from odh.training.metrics.series import parse_vector
@@ -274,7 +280,7 @@ class SignWatcher(Background):
             return {}
         series = selector(WORKING_SET, summary.namespace, summary.kind, summary.name,
                           REAL_CONTAINERS)
-        promql = f"min_over_time({series}[{int(signs.MEMORY_WINDOW_SECONDS)}s])"
+        promql = f"min_over_time({series}[{max(1, int(window))}s])"
         try:
             result = prometheus.query(promql, summary.namespace, at=now.timestamp())
         finally:
