@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -80,7 +81,14 @@ def _filter_chips(request: HttpRequest, filters: listing.JobFilters,
     shown = [("project", _("Project"), filters.project),
              ("type", _("Type"), labels.get(filters.type, filters.type)),
              ("status", _("Status"), _(filters.status) if filters.status else ""),
-             ("q", _("Name"), filters.q)]
+             ("q", _("Name"), filters.q),
+             (listing.USER, _("Created by"), filters.user),
+             (listing.CREATED_FROM, _("Created from"),
+              "" if filters.problem(listing.CREATED_FROM) else filters.created_from),
+             (listing.CREATED_TO, _("Created to"),
+              "" if filters.problem(listing.CREATED_TO) else filters.created_to),
+             (listing.LABELS, _("Labels"),
+              "" if filters.problem(listing.LABELS) else filters.labels)]
     chips = []
     for param, category, value in shown:
         if not value:
@@ -108,10 +116,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         result = list_jobs_for_user(request, client, namespaces, kinds, projects)
         # Create, Clone and Retry only where the person may create MPIJobs
         creatable = permissions.may_create_in(request, client, [p.name for p in projects])
-        filters = listing.JobFilters.from_query(request.GET)
-        filters = listing.JobFilters(type=filters.type, status=filters.status,
-                                     project=selected, q=filters.q, sort=filters.sort)
-        rows = listing.apply(result.summaries, filters)
+        filters = replace(listing.JobFilters.from_query(request.GET), project=selected)
+        rows = listing.apply(result.summaries, filters, listing.labels_from(result.objects))
         page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
         # the waiting rows shown that name a Kueue queue: their place in it
         queued = queue_standing.positions_for_rows(client, list(page.object_list))
@@ -119,6 +125,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         known_events = diagnoses.indexed_row_events(list(page.object_list),
                                                     result.indexed_events)
     chips = _filter_chips(request, filters, kinds)
+    field_labels = {listing.CREATED_FROM: _("Created from"), listing.CREATED_TO: _("Created to"),
+                    listing.LABELS: _("Labels")}
     # running jobs on this page only, in parallel, bounded (see job_progress)
     progress = job_progress.for_rows(session.token(request), page.object_list)
     # why the rows shown fail or wait: the job page's diagnosis, bounded the same way
@@ -146,6 +154,12 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "queued": queued,
         "creatable_projects": creatable,
         "filter_chips": chips,
+        # the filters that could not be read (not applied), each saying how to write it
+        "filter_problems": [{"param": param, "label": field_labels.get(param, param),
+                             "text": text} for param, text in filters.problems],
+        "invalid_filters": [param for param, _text in filters.problems],
+        # the creators of the jobs listed, offered by the "Created by" field
+        "creators": sorted({s.created_by for s in result.summaries if s.created_by}),
         # the cost column, where prices are set
         "row_costs": prices.row_costs(list(page.object_list), result.objects, listed_at),
     }
