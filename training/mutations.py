@@ -21,11 +21,14 @@ from dataclasses import dataclass
 from django.http import HttpRequest
 
 from odh.training import creating, errors
+from odh.training.cluster.access import Access
 from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind
 from odh.training.spec import JobSpec
+from odh.training.status import bulk
 from odh.training.status.suspending import set_suspended
 from training import audit
+from training.permissions import person_may
 
 log = logging.getLogger("training.mutations")
 
@@ -61,9 +64,10 @@ def create(request: HttpRequest, client: ClusterClient, spec: JobSpec, verb: str
 
 
 def change(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,
-           action: Callable[[], object]) -> None:
+           action: Callable[[], object], detail: str = "") -> None:
     """Make one change to an existing job (`verb`: suspend, resume, delete) with `action`,
-    which calls the cluster as the person; audited whatever the outcome."""
+    which calls the cluster as the person; audited whatever the outcome (`detail` kept in
+    the row of a success)."""
     try:
         action()
     except errors.Unauthorized:
@@ -75,7 +79,58 @@ def change(request: HttpRequest, verb: str, kind: JobKind, project: str, name: s
     except errors.ClusterError as e:
         audit.record(request, verb, kind.kind, project, name, "failed", e.message)
         raise
-    audit.record(request, verb, kind.kind, project, name, "success")
+    audit.record(request, verb, kind.kind, project, name, "success", detail)
+
+
+BULK = "bulk"  # the audit row's detail of a change made among several at once
+
+
+def change_each(request: HttpRequest, client: ClusterClient, action: bulk.Action,
+                jobs: list[bulk.JobRef], visible: set[str]) -> list[bulk.Result]:
+    """`action` on each of `jobs` in turn (the job list's ticks), each the way a job's own
+    page makes it (`change`), with the person's token; a job in a project outside
+    `visible` (the person's projects), or whose kind the person may not change there (a
+    SelfSubjectAccessReview), is not sent. One audit row per job, whatever its outcome."""
+    return [_change_one(request, client, action, job, visible) for job in jobs]
+
+
+def may_change(request: HttpRequest, client: ClusterClient, action: bulk.Action,
+               job: bulk.JobRef, visible: set[str]) -> bool:
+    """May the person take `action` on `job`? (its project is theirs to see and the
+    cluster lets them `update`/`delete` its kind there: the answer kept, as every other)"""
+    return job.namespace in visible and person_may(
+        request, client, job.namespace, Access(action.needs, job.kind.plural, job.kind.group))
+
+
+def _change_one(request: HttpRequest, client: ClusterClient, action: bulk.Action,
+                job: bulk.JobRef, visible: set[str]) -> bulk.Result:
+    kind, project, name = job.kind, job.namespace, job.name
+    seen = project in visible
+    if not may_change(request, client, action, job, visible):
+        audit.record(request, action.value, kind.kind, project, name, "denied",
+                     f"{BULK}; may not {action.needs} {kind.plural}")
+        return bulk.Result(job, bulk.Outcome.REFUSED, bulk.not_allowed_text(action, job, seen))
+    done: list = []
+
+    def act() -> None:
+        if action is bulk.Action.DELETE:
+            client.delete_job(kind, project, name)
+        else:
+            done.append(set_suspended(client, kind, project, name,
+                                      action is bulk.Action.SUSPEND))
+    try:
+        change(request, action.value, kind, project, name, act, BULK)
+    except errors.Unauthorized:
+        raise
+    except errors.NotFound:
+        if action is bulk.Action.DELETE:
+            return bulk.Result(job, bulk.Outcome.ALREADY, bulk.already_text(action))
+        return bulk.Result(job, bulk.Outcome.REFUSED, bulk.gone_text())
+    except errors.ClusterError as e:
+        return bulk.Result(job, bulk.Outcome.REFUSED, e.message)
+    if done and not done[0].changed:
+        return bulk.Result(job, bulk.Outcome.ALREADY, bulk.already_text(action))
+    return bulk.Result(job, bulk.Outcome.DONE, bulk.done_text(action))
 
 
 @dataclass

@@ -8,6 +8,7 @@ from training.views import (
     assets,
     audit_trail,
     auth,
+    bulk,
     cluster,
     compare,
     costs,
@@ -54,6 +55,9 @@ urlpatterns = [
          name="training-notification-test"),
     path("jobs/", jobs.job_list, name="training-job-list"),
     path("jobs/compare/", compare.job_compare, name="training-job-compare"),
+    # several ticked jobs at once: suspend, resume, delete (one confirmation), export
+    path("jobs/bulk/", bulk.job_bulk, name="training-job-bulk"),
+    path("jobs/bulk/export/", bulk.job_bulk_export, name="training-job-bulk-export"),
     # a project's own page, for whoever may list its jobs
     path("projects/<str:project>/", project.project_page, name="training-project"),
     # the troubleshooting guide (docs/troubleshooting/), linked from every diagnosis

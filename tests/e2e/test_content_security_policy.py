@@ -56,7 +56,7 @@ def test_alices_pages_report_no_policy_violation(page, live_dashboard, violation
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert response.headers["referrer-policy"] == "same-origin"
     assert "camera=()" in response.headers["permissions-policy"]
-    expect(page.get_by_role("checkbox", name="Compare bert-large-pretrain")).to_be_visible()
+    expect(page.get_by_role("checkbox", name="Select bert-large-pretrain")).to_be_visible()
     violations("job list")
 
     page.goto(live_dashboard + BERT)
@@ -79,8 +79,8 @@ def test_alices_pages_report_no_policy_violation(page, live_dashboard, violation
     violations("gpt2-finetune's diagnosis")
 
     page.goto(live_dashboard + "/jobs/?project=team-nlp")
-    page.get_by_role("checkbox", name="Compare gpt2-finetune").check()
-    page.get_by_role("checkbox", name="Compare bert-large-pretrain").check()
+    page.get_by_role("checkbox", name="Select gpt2-finetune").check()
+    page.get_by_role("checkbox", name="Select bert-large-pretrain").check()
     page.get_by_role("button", name="Compare selected").click()
     expect(page.get_by_role("heading", name="Compare jobs", exact=True)).to_be_visible()
     violations("compare")

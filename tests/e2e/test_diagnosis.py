@@ -55,8 +55,8 @@ def test_the_job_that_can_never_start_says_so_and_its_fix_fits(page, live_dashbo
 
 def test_compare_two_jobs_marks_the_memory_difference(page, live_dashboard, screenshot):
     sign_in(page, live_dashboard, "alice", "/jobs/?project=team-nlp")
-    page.get_by_role("checkbox", name="Compare gpt2-finetune").check()
-    page.get_by_role("checkbox", name="Compare bert-large-pretrain").check()
+    page.get_by_role("checkbox", name="Select gpt2-finetune").check()
+    page.get_by_role("checkbox", name="Select bert-large-pretrain").check()
     page.get_by_role("button", name="Compare selected").click()
     expect(page.get_by_role("heading", name="Compare jobs", exact=True)).to_be_visible()
     memory = page.get_by_role("row", name=re.compile("Memory per worker"))
