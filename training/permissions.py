@@ -72,6 +72,35 @@ def job_actions(request: HttpRequest, client: ClusterClient, namespace: str, kin
     return JobActions(change=asks("update"), delete=asks("delete"), create=asks("create"))
 
 
+READ_LOGS = Access("get", "pods", subresource="log")  # the Logs tab
+
+
+@dataclass(frozen=True)
+class RowActions:
+    """What a job list row's menu offers: the job's actions, and its Logs and Metrics tabs
+    where the person may read pods' logs (get pods/log) and pods (Prometheus' tenancy)."""
+
+    job: JobActions
+    logs: bool
+    metrics: bool
+
+
+def row_actions(request: HttpRequest, client: ClusterClient, rows) -> dict[str, RowActions]:
+    """The menu of each row ("<project>/<kind>/<name>": what `row_of` reads), asked once
+    per project and kind (the answers kept, as every other)."""
+    asked: dict[tuple[str, str], RowActions] = {}
+    found = {}
+    for job in rows:
+        key = (job.namespace, job.kind.slug)
+        if key not in asked:
+            asked[key] = RowActions(
+                job_actions(request, client, job.namespace, job.kind),
+                logs=person_may(request, client, job.namespace, READ_LOGS),
+                metrics=person_may(request, client, job.namespace, GET_PODS))
+        found[f"{job.namespace}/{job.kind.slug}/{job.name}"] = asked[key]
+    return found
+
+
 def may_create_in(request: HttpRequest, client: ClusterClient, namespaces: list[str],
                   kind: JobKind | None = None) -> list[str]:
     """The projects among `namespaces` where the person may create jobs of `kind` (the

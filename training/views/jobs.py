@@ -12,7 +12,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import urlencode
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -119,6 +119,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         filters = replace(listing.JobFilters.from_query(request.GET), project=selected)
         rows = listing.apply(result.summaries, filters, listing.labels_from(result.objects))
         page = Paginator(rows, settings.JOBS_PER_PAGE).get_page(request.GET.get("page"))
+        # each row's menu: the actions the person may take on it (views/jobs.py row menu)
+        menus = permissions.row_actions(request, client, list(page.object_list))
         # the waiting rows shown that name a Kueue queue: their place in it
         queued = queue_standing.positions_for_rows(client, list(page.object_list))
         # the events that say why a row fails or waits, where the hub keeps them
@@ -153,6 +155,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "diagnoses": found,
         "queued": queued,
         "creatable_projects": creatable,
+        "row_menus": menus,
         "filter_chips": chips,
         # the filters that could not be read (not applied), each saying how to write it
         "filter_problems": [{"param": param, "label": field_labels.get(param, param),
@@ -314,6 +317,11 @@ def _set_suspended(request: HttpRequest, project: str, kind: str, name: str,
                                     "you resume it.") % {"name": name})
     else:
         messages.success(request, _("“%(name)s” is resuming.") % {"name": name})
+    # from the list's row menu: back to the list as it was (an address of this site only)
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
     return redirect(_detail_url(project, job_kind, name))
 
 

@@ -85,12 +85,17 @@ def test_it_offers_bob_create_nowhere(bob):
 def test_it_offers_alice_create_and_the_row_actions_that_fit(alice):
     body = alice.get(URL).content.decode()
     assert "Create job" in body
+    assert row_menu(body, "team-nlp-mpijob-gpt2-finetune") == [  # finished: Retry too
+        "View logs", "View metrics", "Export YAML", "Clone", "Retry", "Delete"]
+    assert row_menu(body, "team-nlp-mpijob-bert-large-pretrain") == [  # running
+        "View logs", "View metrics", "Export YAML", "Suspend", "Clone", "Delete"]
 
-    def menu(name: str) -> list[str]:
-        row = body[body.index(f'id="row-actions-team-nlp-mpijob-{name}"'):]
-        return re.findall(r"<li><a [^>]*>([^<]+)</a></li>", row[:row.index("</td>")])
-    assert menu("gpt2-finetune") == ["Clone", "Retry"]  # finished: Retry too
-    assert menu("bert-large-pretrain") == ["Clone"]  # running: nothing to retry
+
+def row_menu(body: str, row: str) -> list[str]:
+    """The items of a row's menu, in order (links and the buttons of its forms)."""
+    cell = body[body.index(f'id="row-actions-{row}"'):]
+    return re.findall(r"<li[^>]*>(?:<a [^>]*>|<form .*?<button [^>]*>)([^<]+)</",
+                      cell[:cell.index("</td>")])
 
 
 def test_active_filters_are_chips_each_with_its_way_out(alice):
