@@ -16,6 +16,7 @@ from training.views import (
     health,
     help,
     history,
+    job_list,
     jobs,
     logs,
     metrics,
@@ -53,7 +54,7 @@ urlpatterns = [
          name="training-notification-delete"),
     path("notifications/<int:pk>/test/", notifications.notification_test,
          name="training-notification-test"),
-    path("jobs/", jobs.job_list, name="training-job-list"),
+    path("jobs/", job_list.job_list, name="training-job-list"),
     path("jobs/compare/", compare.job_compare, name="training-job-compare"),
     # several ticked jobs at once: suspend, resume, delete (one confirmation), export
     path("jobs/bulk/", bulk.job_bulk, name="training-job-bulk"),
