@@ -18,7 +18,11 @@ EVERYONE = ("/jobs/", "/jobs/?status=Failed", "/help/troubleshooting/",
             "/help/troubleshooting/oom-killed/", "/jobs/compare/",
             "/jobs/team-nlp/mpijob/no-such-job/", "/jobs/new/")
 PAGES = {
-    "alice": [*EVERYONE, *(f"{ALICES_JOB}?tab={t}" for t in TABS)],
+    "alice": [*EVERYONE, *(f"{ALICES_JOB}?tab={t}" for t in TABS),
+              # a filter that cannot be read; the confirmation of an action on ticked jobs
+              "/jobs/?labels=team+in+nlp&from=2026-11-30&user=alice",
+              "/jobs/bulk/?action=suspend&job=team-nlp/mpijob/bert-large-pretrain"
+              "&job=research/pytorchjob/bert-classifier-ddp"],
     "bob": [*EVERYONE, *(f"{BOBS_JOB}?tab={t}" for t in TABS)],
     "charlie": [*EVERYONE],
     "admin": [*EVERYONE, "/cluster/", "/cluster/audit/",
