@@ -56,6 +56,7 @@ def job_bulk(request: HttpRequest) -> HttpResponse:
             (job, "" if mutations.may_change(request, client, action, job, visible)
              else bulk.not_allowed_text(action, job, job.namespace in visible))
             for job in jobs]
+        context["any_allowed"] = any(not why for _job, why in context["items"])
     return render(request, "training/job_bulk.html", context)
 
 

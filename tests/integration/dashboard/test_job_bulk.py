@@ -98,6 +98,9 @@ def test_an_htmx_post_swaps_in_the_results_and_fills_the_live_region(alice, thre
 
 
 def test_bob_may_view_but_not_change_research_so_nothing_is_sent(bob):
+    confirm = bob.get(BULK, {"action": "delete", "job": [BOBS]}).content.decode()
+    assert "You may not change any of these jobs: nothing to confirm." in confirm
+    assert "Delete jobs" not in confirm  # no button for what would only be refused
     r = bob.post(BULK, {"action": "delete", "job": [BOBS]})
     body = r.content.decode()
     assert _outcome(body, BOBS) == "refused"
