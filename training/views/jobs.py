@@ -19,7 +19,7 @@ from odh.training.kinds import JobKind
 from odh.training.manifests import export
 from odh.training.status import event_timeline
 from odh.training.status.suspending import FINISHED, Suspension, set_suspended
-from training import diagnoses, job_progress, mutations, permissions, prices, queue_standing
+from training import diagnoses, mutations, permissions, queue_standing
 from training.accounts import session
 from training.cluster import user_client
 from training.live import pushes as live
