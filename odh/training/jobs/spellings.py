@@ -15,7 +15,6 @@ from odh.training import creating
 from odh.training.capacity.preflight import Preflight
 from odh.training.cluster.jobwatch import wait_until_gone
 from odh.training.jobs.refusals import refusal_error
-from odh.training.kinds import MPIJOB
 from odh.training.logs.logfollow import interleaved, worker_pods
 from odh.training.sdk import TrainingClient as BaseClient
 from odh.training.spec import clone_spec
@@ -101,7 +100,8 @@ class TrainingClient(BaseClient):
 
     def delete_mpijob(self, name: str, namespace: str | None = None, wait: bool = False,
                       timeout: float = 300) -> None:
+        from odh.training.jobs.mpijob import MPIJob
         project = self._project(namespace)
-        self.delete_job(name, project, MPIJOB)
+        self.delete_job(name, project, MPIJob.kind)
         if wait:
-            wait_until_gone(self.cluster, MPIJOB, project, name, timeout)
+            wait_until_gone(self.cluster, MPIJob.kind, project, name, timeout)
