@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from odh.training.checks.rules_fields import check_description, check_working_dir
 from odh.training.checks.rules_job import (
     check_command,
     check_images,
@@ -49,8 +50,8 @@ Rule = Callable[[JobSpec, ValidationContext], Iterable[FieldError]]
 # In the order the wizard shows the fields, so the first finding is the first to fix: the
 # spec's kind's own rules (its own settings) come between these two.
 _BEFORE_KIND: list[Rule] = [
-    check_name, check_namespace, check_images, check_command, check_workers, check_resources,
-    check_slots,
+    check_name, check_namespace, check_description, check_images, check_command,
+    check_working_dir, check_workers, check_resources, check_slots,
 ]
 _AFTER_KIND: list[Rule] = [
     check_env, check_volumes, check_placement, check_metadata, check_limit_ranges,

@@ -132,6 +132,8 @@ def data_from_spec(spec: JobSpec) -> dict:
         "worker_image": getattr(spec, "worker_image", ""),
         "image_pull_secret": spec.image_pull_secret,
         "created_by": spec.created_by,
+        "description": spec.description,
+        "working_dir": getattr(spec, "working_dir", ""),
     }
 
 
@@ -278,6 +280,8 @@ def spec_from_data(data: dict, base: dict | None = None,
         created_by=text("created_by").strip(),
         worker_image=text("worker_image").strip(),
         image_pull_secret=text("image_pull_secret").strip(),
+        description=text("description").strip(),
+        working_dir=text("working_dir").strip(),
         base=copy.deepcopy(base) if isinstance(base, dict) else None,
     )
     # the fields of the wizard's steps the kind's spec has (the MPIJob's own settings are

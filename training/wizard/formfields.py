@@ -15,7 +15,8 @@ MAX_TEXT = 64 * 1024
 
 # Which wizard step shows which field (names = spec attributes, plus gpu_product and the
 # automatic retry's two).
-CONFIGURATION_FIELDS = ("namespace", "runtime", "name", "image", "image_pull_secret", "command")
+CONFIGURATION_FIELDS = ("namespace", "runtime", "name", "description", "image",
+                        "image_pull_secret", "command", "working_dir")
 ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
 ADVANCED_FIELDS = (

@@ -117,6 +117,8 @@ class ConfigurationForm(WizardStepForm):
                                           "project's TrainingRuntimes. Its framework decides "
                                           "how the nodes meet (torchrun, MPI)."))
     name = _text(_("Job name"), "", maxlength=MAX_TEXT, placeholder="bert-finetune")
+    description = _lines(_("Description"), _("Optional: what the job is for, in a sentence or "
+                                             "two. The job's page shows it."), rows=2)
     image = _text(_("Training image"), _("The container image with your code and MPI, e.g. "
                                          "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"),
                   maxlength=MAX_TEXT)
@@ -127,6 +129,9 @@ class ConfigurationForm(WizardStepForm):
     command = _lines(_("Command"), _("What the Launcher runs, as you would type it in a shell, "
                                      "e.g. horovodrun -np 4 python /workspace/train.py. Quote "
                                      "arguments that contain spaces."), rows=3)
+    working_dir = _text(_("Working directory"), _("Optional: the folder the command starts in, "
+                                                  "e.g. /workspace. Empty: the image's own "
+                                                  "working directory."), maxlength=MAX_TEXT)
 
 
 class ResourcesForm(WizardStepForm):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from odh.training.kinds.base import (
     CREATED_BY_ANNOTATION,
+    DESCRIPTION_ANNOTATION,
     PRIORITY_LABEL,
     QUEUE_LABEL,
     RETRY_LINK_ANNOTATIONS,
@@ -21,9 +22,9 @@ from odh.training.kinds.tfjob import TFJOB
 from odh.training.kinds.trainjob import TRAINJOB
 from odh.training.kinds.trainjob.runtimes import Runtime, Runtimes, read_runtimes
 
-__all__ = ["CREATED_BY_ANNOTATION", "KINDS", "MPIJOB", "PRIORITY_LABEL", "PYTORCHJOB",
-           "QUEUE_LABEL", "RETRY_LINK_ANNOTATIONS", "TFJOB", "TRAINJOB", "JobKind", "JobSpec",
-           "ManifestError", "Runtime",
+__all__ = ["CREATED_BY_ANNOTATION", "DESCRIPTION_ANNOTATION", "KINDS", "MPIJOB",
+           "PRIORITY_LABEL", "PYTORCHJOB", "QUEUE_LABEL", "RETRY_LINK_ANNOTATIONS", "TFJOB",
+           "TRAINJOB", "JobKind", "JobSpec", "ManifestError", "Runtime",
            "Runtimes", "command_line_flags", "creatable_kinds", "default_kind",
            "kind_for_manifest", "kind_for_object", "kind_for_slug", "pod_job_labels",
            "pod_job_name", "read_runtimes", "wizard_kinds"]

@@ -29,6 +29,9 @@ CREATED_BY_ANNOTATION = "opendatahub.io/username"
 # copy is a job of its own, not that retry, so a clone drops them (the retry puts them back).
 RETRY_LINK_ANNOTATIONS = ("opendatahub.io/retry-of", "opendatahub.io/retry-of-uid",
                           "opendatahub.io/retry-attempt")
+# What the job is for, in the creator's words (the wizard's Description; the job page's
+# Overview shows it).
+DESCRIPTION_ANNOTATION = "opendatahub.io/description"
 # The Kueue LocalQueue a job is submitted to, and its WorkloadPriorityClass.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

@@ -16,6 +16,7 @@ METADATA_FIELDS = (
     ("name", "metadata.name"), ("namespace", "metadata.namespace"),
     ("queue_name", "metadata.labels (kueue.x-k8s.io/queue-name)"),
     ("labels", "metadata.labels"), ("annotations", "metadata.annotations"),
+    ("description", "metadata.annotations (opendatahub.io/description)"),
 )
 
 

@@ -126,6 +126,7 @@ class JobSpec(Protocol):
     labels: dict[str, str]
     annotations: dict[str, str]
     created_by: str
+    description: str
     image_pull_secret: str
     base: dict | None
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from odh.training.kinds.base import (
     CREATED_BY_ANNOTATION,
+    DESCRIPTION_ANNOTATION,
     PRIORITY_LABEL,
     QUEUE_LABEL,
     RETRY_LINK_ANNOTATIONS,
@@ -112,8 +113,8 @@ def write_claims(volumes: object, mounts: object, claims: list[PVCVolume]
 
 def write_metadata_map(manifest: dict, field: str, values: dict[str, str], *kept: str) -> None:
     """metadata.labels or .annotations := `values`, but for the keys `kept` (the queue and
-    priority labels, the created-by annotation: fields of their own in a spec, written
-    elsewhere), which stay as the manifest has them."""
+    priority labels, the created-by and description annotations: fields of their own in a
+    spec, written elsewhere), which stay as the manifest has them."""
     current = as_dict(get_path(manifest, ["metadata", field]))
     written = dict(values)
     for key in kept:
@@ -123,11 +124,12 @@ def write_metadata_map(manifest: dict, field: str, values: dict[str, str], *kept
 
 
 def lift_metadata(spec: Any) -> None:
-    """The queue and priority labels and the created-by annotation of a spec's maps moved
-    to their own fields (a spec built either way is the same spec)."""
+    """The queue and priority labels and the created-by and description annotations of a
+    spec's maps moved to their own fields (a spec built either way is the same spec)."""
     for field, key, attr in (("labels", QUEUE_LABEL, "queue_name"),
                              ("labels", PRIORITY_LABEL, "queue_priority"),
-                             ("annotations", CREATED_BY_ANNOTATION, "created_by")):
+                             ("annotations", CREATED_BY_ANNOTATION, "created_by"),
+                             ("annotations", DESCRIPTION_ANNOTATION, "description")):
         values = getattr(spec, field)
         if key in values:
             values = dict(values)

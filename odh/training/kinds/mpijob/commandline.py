@@ -20,6 +20,7 @@ COMMAND_LINE = CommandLine(
         ("image", _LAUNCHER + _CONTAINER + ".image"),
         ("worker_image", _WORKER + _CONTAINER + ".image"),
         ("command", _LAUNCHER + _CONTAINER + ".command"),
+        ("working_dir", _LAUNCHER + _CONTAINER + ".workingDir"),
         ("workers", _WORKER + ".replicas"),
         ("cpu_per_worker", _WORKER + _CONTAINER + ".resources (cpu)"),
         ("memory_per_worker", _WORKER + _CONTAINER + ".resources (memory)"),

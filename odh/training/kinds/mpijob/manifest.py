@@ -16,7 +16,12 @@ import copy
 from collections.abc import Callable
 
 from odh.training.i18n import _
-from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.base import (
+    CREATED_BY_ANNOTATION,
+    DESCRIPTION_ANNOTATION,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+)
 from odh.training.kinds.jobspec import EnvVar, ManifestError, Toleration
 from odh.training.kinds.manifestparts import (
     cloned,
@@ -114,6 +119,7 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
         worker_image=str(worker.get("image", "")) if has_worker else "",
         image_pull_secret=str(as_dict(next(iter(as_list(placement.get("imagePullSecrets"))),
                                            {})).get("name", "")),
+        working_dir=str(launcher.get("workingDir", "")),
         base=copy.deepcopy(manifest),
     )
 
@@ -174,7 +180,8 @@ def _write_labels(m: dict, s: MPIJobSpec) -> None:
 
 
 def _write_annotations(m: dict, s: MPIJobSpec) -> None:
-    write_metadata_map(m, "annotations", s.annotations, CREATED_BY_ANNOTATION)
+    write_metadata_map(m, "annotations", s.annotations, CREATED_BY_ANNOTATION,
+                       DESCRIPTION_ANNOTATION)
 
 
 def _write_images(m: dict, s: MPIJobSpec) -> None:
@@ -186,6 +193,12 @@ def _write_command(m: dict, s: MPIJobSpec) -> None:
     container = _container(m, LAUNCHER, s)
     container.pop("args", None)
     put_path(container, ["command"], list(s.command))
+
+
+def _write_working_dir(m: dict, s: MPIJobSpec) -> None:
+    # every container: mpirun starts the ranks on the Workers in the Launcher's directory
+    for role in _present_roles(m):
+        put_path(_container(m, role, s), ["workingDir"], s.working_dir)
 
 
 def _write_env(m: dict, s: MPIJobSpec) -> None:
@@ -250,6 +263,8 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.annotations, _write_annotations),
     (lambda s: s.created_by,
      _put(["metadata", "annotations", CREATED_BY_ANNOTATION], lambda s: s.created_by)),
+    (lambda s: s.description,
+     _put(["metadata", "annotations", DESCRIPTION_ANNOTATION], lambda s: s.description)),
     (lambda s: s.effective_slots, _put(["spec", "slotsPerWorker"], lambda s: s.effective_slots)),
     (lambda s: s.clean_pod_policy,
      _put(["spec", "runPolicy", "cleanPodPolicy"], lambda s: s.clean_pod_policy)),
@@ -265,6 +280,7 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.workers, _write_workers),
     (lambda s: (s.image, s.worker_image), _write_images),
     (lambda s: s.command, _write_command),
+    (lambda s: s.working_dir, _write_working_dir),
     (lambda s: s.env, _write_env),
     (lambda s: s.launcher_cpu, _put_resource(LAUNCHER, "cpu", lambda s: s.launcher_cpu)),
     (lambda s: s.launcher_memory,
@@ -290,7 +306,8 @@ _KEY_ORDER = {key: rank for rank, key in enumerate([
     "apiVersion", "kind", "metadata", "spec", "name", "namespace", "labels", "annotations",
     "slotsPerWorker", "runPolicy", "cleanPodPolicy", "ttlSecondsAfterFinished", "backoffLimit",
     "mpiImplementation", "launcherCreationPolicy", "mpiReplicaSpecs", LAUNCHER, WORKER,
-    "replicas", "template", "containers", "image", "command", "args", "env", "key", "operator",
+    "replicas", "template", "containers", "image", "command", "args", "workingDir", "env",
+    "key", "operator",
     "value", "valueFrom", "effect", "tolerationSeconds", "resources", "requests", "limits",
     "cpu", "memory", GPU_RESOURCE, "volumeMounts", "mountPath", "subPath", "readOnly",
     "volumes", "persistentVolumeClaim", "claimName", "nodeSelector", "tolerations",

@@ -59,9 +59,13 @@ class MPIJobSpec:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     created_by: str = ""
+    # what the job is for (the annotation opendatahub.io/description)
+    description: str = ""
     worker_image: str = ""
     # a kubernetes.io/dockerconfigjson Secret of the project the pods pull their images with
     image_pull_secret: str = ""
+    # the containers' working directory ("": the image's WORKDIR)
+    working_dir: str = ""
     base: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

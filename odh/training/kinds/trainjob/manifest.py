@@ -18,7 +18,12 @@ import copy
 from collections.abc import Callable
 
 from odh.training.i18n import _
-from odh.training.kinds.base import CREATED_BY_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from odh.training.kinds.base import (
+    CREATED_BY_ANNOTATION,
+    DESCRIPTION_ANNOTATION,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+)
 from odh.training.kinds.jobspec import EnvVar, ManifestError, Toleration
 from odh.training.kinds.manifestparts import (
     cloned,
@@ -189,9 +194,12 @@ _WRITERS: list[tuple[Callable[[TrainJobSpec], object], Callable[[dict, TrainJobS
     (lambda s: s.queue_priority,
      _put(["metadata", "labels", PRIORITY_LABEL], lambda s: s.queue_priority)),
     (lambda s: s.annotations, lambda m, s: write_metadata_map(m, "annotations", s.annotations,
-                                                              CREATED_BY_ANNOTATION)),
+                                                              CREATED_BY_ANNOTATION,
+                                                              DESCRIPTION_ANNOTATION)),
     (lambda s: s.created_by,
      _put(["metadata", "annotations", CREATED_BY_ANNOTATION], lambda s: s.created_by)),
+    (lambda s: s.description,
+     _put(["metadata", "annotations", DESCRIPTION_ANNOTATION], lambda s: s.description)),
     (lambda s: s.runtime, _put(["spec", "runtimeRef", "name"], lambda s: s.runtime)),
     (lambda s: s.runtime_kind, _put(["spec", "runtimeRef", "kind"], lambda s: s.runtime_kind)),
     (lambda s: s.image, _put_trainer("image", lambda s: s.image)),

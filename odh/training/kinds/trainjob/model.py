@@ -54,6 +54,8 @@ class TrainJobSpec:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     created_by: str = ""
+    # what the job is for (the annotation opendatahub.io/description)
+    description: str = ""
     image_pull_secret: str = ""
     # what a TrainJob does not set itself (the runtime does): kept for the shared readers
     launcher_cpu: str = ""

@@ -1,0 +1,71 @@
+"""The wizard's later fields in the spec and its manifests: the description (an annotation
+of its own), the working directory (the containers' workingDir), and their checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from odh.training import MPIJobSpec
+from odh.training.kinds import DESCRIPTION_ANNOTATION, TRAINJOB
+from odh.training.spec import build_manifest, read_manifest
+from odh.training.validation import validate_spec
+
+
+def _spec(**fields) -> MPIJobSpec:
+    return MPIJobSpec(name="bert", namespace="team-nlp", image="quay.io/x/y:1",
+                      command=["python", "train.py"], **fields)
+
+
+def _containers(manifest: dict) -> list[dict]:
+    return [replica["template"]["spec"]["containers"][0]
+            for replica in manifest["spec"]["mpiReplicaSpecs"].values()]
+
+
+def test_the_description_is_an_annotation_and_reads_back():
+    manifest = build_manifest(_spec(description="Fine-tune BERT on the\nlegal corpus",
+                                    annotations={"team": "nlp"}))
+    assert manifest["metadata"]["annotations"] == {
+        "team": "nlp", DESCRIPTION_ANNOTATION: "Fine-tune BERT on the\nlegal corpus"}
+    back = read_manifest(manifest)
+    assert back.description == "Fine-tune BERT on the\nlegal corpus"
+    assert back.annotations == {"team": "nlp"}  # the description is a field of its own
+
+
+def test_an_edited_description_is_rewritten_and_a_cleared_one_removed():
+    spec = read_manifest(build_manifest(_spec(description="first")))
+    spec.description = "second"
+    assert build_manifest(spec)["metadata"]["annotations"][DESCRIPTION_ANNOTATION] == "second"
+    spec.description = ""
+    assert DESCRIPTION_ANNOTATION not in build_manifest(spec)["metadata"].get("annotations", {})
+
+
+def test_a_trainjob_carries_its_description_too():
+    spec = TRAINJOB.new_spec(name="t", namespace="team-nlp", description="a TrainJob")
+    manifest = build_manifest(spec)
+    assert manifest["metadata"]["annotations"][DESCRIPTION_ANNOTATION] == "a TrainJob"
+    assert read_manifest(manifest).description == "a TrainJob"
+
+
+def test_the_working_directory_is_every_containers_and_reads_back():
+    manifest = build_manifest(_spec(working_dir="/workspace/bert"))
+    assert [c["workingDir"] for c in _containers(manifest)] == ["/workspace/bert"] * 2
+    assert read_manifest(manifest).working_dir == "/workspace/bert"
+    spec = read_manifest(manifest)
+    spec.working_dir = ""
+    assert all("workingDir" not in c for c in _containers(build_manifest(spec)))
+
+
+@pytest.mark.parametrize(("fields", "field", "words"), [
+    ({"working_dir": "workspace"}, "working_dir", 'start it with "/"'),
+    ({"working_dir": "/a\nb"}, "working_dir", "one line"),
+    ({"description": "x" * 2001}, "description", "shorten it to at most 2000"),
+])
+def test_a_wrong_value_is_refused_saying_how_to_fix_it(fields, field, words):
+    found = [f for f in validate_spec(_spec(**fields)) if f.is_error]
+    assert [f.field for f in found] == [field]
+    assert words in found[0].message
+
+
+def test_right_values_find_nothing():
+    assert not [f for f in validate_spec(_spec(working_dir="/w", description="ok"))
+                if f.is_error]
