@@ -69,3 +69,23 @@ def test_a_wrong_value_is_refused_saying_how_to_fix_it(fields, field, words):
 def test_right_values_find_nothing():
     assert not [f for f in validate_spec(_spec(working_dir="/w", description="ok"))
                 if f.is_error]
+
+
+def test_a_person_who_may_not_list_secrets_types_the_pull_secret():
+    from training.wizard.forms import ConfigurationForm
+
+    form = ConfigurationForm(data={"image_pull_secret": "regcred"})
+    form.offer_pull_secrets(None)
+    field = form["image_pull_secret"]
+    assert 'type="text"' in str(field) and 'value="regcred"' in str(field)
+    assert "type it" in str(field.help_text)
+
+
+def test_a_listed_pull_secret_is_a_choice_that_keeps_one_not_listed():
+    from training.wizard.forms import ConfigurationForm
+
+    form = ConfigurationForm(data={"image_pull_secret": "gone"})
+    form.offer_pull_secrets(["regcred"])
+    html = str(form["image_pull_secret"])
+    assert "<select" in html and 'value="regcred"' in html
+    assert "gone (not found in this project)" in html and 'value="gone" selected' in html

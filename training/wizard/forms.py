@@ -110,6 +110,28 @@ class ConfigurationForm(WizardStepForm):
             "characters so every Worker's name fits.") % {"limit": max_job_name_length()}
         self.fields["name"].widget.attrs["aria-describedby"] = "id_name-help id_name-message"
 
+    def offer_pull_secrets(self, names: list[str] | None) -> None:
+        """The image pull secret as a choice among the project's `names`, or (None: they
+        cannot be listed) as the name typed."""
+        old = self.fields.get("image_pull_secret")
+        if old is None:
+            return
+        if names is None:
+            old.help_text = gettext("For an image in a private registry: the name of a pull "
+                                    "secret of the project (you may not list its Secrets "
+                                    "here, so type it). Leave empty for public images.")
+            return
+        attrs = {k: v for k, v in old.widget.attrs.items()
+                 if k not in ("maxlength", "spellcheck", "autocomplete", "autocapitalize")}
+        self.fields["image_pull_secret"] = forms.ChoiceField(
+            label=old.label, required=False, widget=forms.Select(attrs=attrs),
+            help_text=gettext("For an image in a private registry: one of the project's "
+                              "image pull secrets (Secrets of type "
+                              "kubernetes.io/dockerconfigjson)."))
+        self.set_choices("image_pull_secret",
+                         [("", gettext("None (a public image)"))] + [(n, n) for n in names],
+                         gettext("%(value)s (not found in this project)"))
+
     namespace = _choice(_("Project"), [], _("The OpenShift project the job runs in; its quota "
                                            "and storage apply."))
     runtime = _choice(_("Runtime"), [], _("The training runtime the TrainJob runs on: the "

@@ -16,7 +16,7 @@ from training.cluster import user_client
 from training.models import WizardDraft
 from training.projects import projects_for_user
 from training.views.wizard.base import get_draft_for_user, step_url
-from training.views.wizard.render import runtime_choice
+from training.views.wizard.render import project_choices
 from training.web import params
 from training.wizard import changes, checks, formfields, posting
 from training.wizard import queue as wizard_queue
@@ -58,8 +58,8 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
         projects = projects_for_user(request, client)
         _facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
                                                              draft.job_kind)
-        # another project offers other runtimes (its own TrainingRuntimes)
-        runtimes = runtime_choice(request, client, draft, data, spec.namespace, found) \
+        # another project offers other runtimes (its own TrainingRuntimes) and pull secrets
+        runtimes = project_choices(request, client, draft, data, spec.namespace, found) \
             if name == "namespace" else b""
     entry = found.get(name, {"errors": [], "warnings": []})
     response = render(request, "training/wizard/parts.html#field-message-body", {

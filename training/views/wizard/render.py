@@ -23,14 +23,16 @@ from odh.training.manifests import templates as builtin_templates
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message, without_fields
 from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
-from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec, build_manifest, manifest_yaml
+from odh.training.spec import JobSpec, build_manifest, manifest_yaml
 from training import permissions, prices
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
+from training.views.wizard.forms_context import configuration_form, resources_context
 from training.wizard import changes, checks, drafts, formfields
 from training.wizard import queue as wizard_queue
 from training.wizard.advice import advice_for_user
-from training.wizard.forms import ConfigurationForm, ImportForm, ResourcesForm, SaveTemplateForm
+from training.wizard.forms import ImportForm, SaveTemplateForm
+from training.wizard.projectlists import pull_secret_names
 from training.wizard.runtimes import RuntimeChoices, runtime_choices
 
 log = logging.getLogger("training.wizard")
@@ -72,7 +74,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
             else RuntimeChoices()
         context["runtimes"] = runtimes
         if step == "configuration":
-            form = configuration_form(data, validate_url, shown, kind, runtimes)
+            form = configuration_form(data, validate_url, shown, kind, runtimes,
+                                      pull_secret_names(client, spec.namespace))
             # only the projects where the person may create MPIJobs
             creatable = set(permissions.may_create_in(request, client,
                                                       [p.name for p in projects], kind))
@@ -82,7 +85,7 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                              _("%(value)s (not one of your projects)"))
             context["form"] = form
         elif step == "resources":
-            context.update(_resources_context(data, spec, facts, validate_url, shown, runtimes))
+            context.update(resources_context(data, spec, facts, validate_url, shown, runtimes))
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
@@ -108,34 +111,22 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
     return response
 
 
-def configuration_form(data: dict, validate_url: str, shown: dict, kind: JobKind,
-                       runtimes: RuntimeChoices) -> ConfigurationForm:
-    """The Configuration step's form, its runtime select offering `runtimes` (the project's
-    namespace select's choices are the page's to set)."""
-    form = ConfigurationForm(data=_form_data(data, formfields.CONFIGURATION_FIELDS),
-                             validate_url=validate_url, messages=shown, kind=kind)
-    if "runtime" in form.fields:
-        form.set_choices("runtime", runtimes.choices(),
-                         _("%(value)s (not found: choose another runtime)")
-                         if runtimes.cluster_listed else "%(value)s")
-    return form
-
-
-def runtime_choice(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
-                   data: dict, namespace: str, found: dict) -> bytes:
-    """The Configuration step's runtime select and list for the project now chosen, swapped
-    out of band into the page (the answer to a change of project), or b"" for a kind that
-    asks for no runtime: a project's own TrainingRuntimes come and go with it."""
+def project_choices(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
+                    data: dict, namespace: str, found: dict) -> bytes:
+    """The Configuration step's choices that come from the project now chosen, swapped out
+    of band into the page (the answer to a change of project): its image pull secrets, and
+    the runtime select and list for a kind that asks for a runtime (a project's own
+    TrainingRuntimes come and go with it)."""
     kind = draft.job_kind
     runtimes = runtime_choices(client, namespace, kind)
     shown = _with_fix_notes(checks.shown_messages(
         found, data, "configuration", "configuration" in submitted_steps(draft)), data)
     form = configuration_form(data, reverse("training-job-new-validate", args=[draft.key]),
-                              shown, kind, runtimes)
-    if "runtime" not in form.fields:
-        return b""
-    return render_to_string("training/wizard/parts.html#runtime-choice",
-                            {"form": form, "runtimes": runtimes, "oob": True}, request).encode()
+                              shown, kind, runtimes, pull_secret_names(client, namespace))
+    context = {"form": form, "runtimes": runtimes, "oob": True}
+    parts = ["pull-secret-choice"] + (["runtime-choice"] if "runtime" in form.fields else [])
+    return b"".join(render_to_string(f"training/wizard/parts.html#{part}", context,
+                                     request).encode() for part in parts)
 
 
 def _with_fix_notes(shown: dict, data: dict) -> dict:
@@ -152,88 +143,6 @@ def _with_fix_notes(shown: dict, data: dict) -> dict:
         entry["notes"] = [*entry.get("notes", []), note % {"fix": label}]
         marked[str(name)] = entry
     return marked
-
-
-def _form_data(data: dict, names) -> dict:
-    return {name: data.get(name, "") for name in names}
-
-
-def _resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
-                       shown: dict, runtimes: RuntimeChoices) -> dict:
-    form = ResourcesForm(data=_form_data(data, formfields.RESOURCE_FIELDS),
-                         validate_url=validate_url, messages=shown, kind=spec.kind)
-    if "runtime" in formfields.kind_fields(spec.kind):
-        _runtime_fields(form, data, runtimes)
-    form.fields["slots_per_worker"].widget.attrs["placeholder"] = \
-        _("The runtime's default") if spec.kind.counts_nodes else \
-        _("default: %(slots)d") % {"slots": spec.default_slots}
-    form.set_choices("gpu_product", checks.gpu_product_choices(checks.get_nodes()),
-                     _("%(value)s (no node has this GPU now)"))
-    if facts.priority_classes is not None and "priority_class" in form.fields:
-        form.set_choices("priority_class", [("", _("None (the cluster's default)"))]
-                         + [(n, n) for n in facts.priority_classes],
-                         _("%(value)s (not in this cluster)"))
-    show_queue = bool(facts.local_queues) or bool(data.get("queue_name"))
-    form.set_choices("queue_name", [("", _("None (not managed by Kueue)"))]
-                     + [(n, n) for n in facts.local_queues or []],
-                     _("%(value)s (no such LocalQueue here)"))
-    priorities = facts.workload_priorities or {}
-    form.set_choices("queue_priority", [("", _("None (priority 0)"))]
-                     + [(n, _("%(name)s (%(value)d)") % {"name": n, "value": v})
-                        for n, v in sorted(priorities.items(), key=lambda p: -p[1])],
-                     _("%(value)s (not in this cluster)"))
-    env_rows = []
-    for i, row in enumerate(data.get("env") or []):
-        if not isinstance(row, dict):
-            continue
-        value_from = row.get("value_from") if isinstance(row.get("value_from"), dict) else None
-        env_rows.append({
-            "index": i, "name": row.get("name", ""), "value": row.get("value", ""),
-            "value_from": value_from,
-            "value_from_text": _("from %(source)s") % {
-                "source": ", ".join(sorted(value_from))} if value_from else "",
-            "name_field": f"env-{i}-name", "name_id": f"id_env-{i}-name",
-            "value_id": f"id_env-{i}-value",
-            "messages": shown.get(f"env-{i}-name") or shown.get(f"env-{i}-value")
-            or {"errors": [], "warnings": []}})
-    pvcs = facts.pvcs or []
-    volume_rows = []
-    for i, row in enumerate(data.get("volumes") or []):
-        if not isinstance(row, dict):
-            continue
-        claim = row.get("claim_name", "")
-        choices = [("", _("Choose a claim"))] + [(n, n) for n in pvcs]
-        if claim and claim not in pvcs:
-            choices.append((claim, _("%(value)s (not found in this project)") % {"value": claim}))
-        empty = {"errors": [], "warnings": []}
-        volume_rows.append({
-            **row, "index": i, "choices": choices,
-            "claim_id": f"id_volume-{i}-claim_name", "path_id": f"id_volume-{i}-mount_path",
-            "readonly_id": f"id_volume-{i}-read_only",
-            "claim_messages": shown.get(f"volume-{i}-claim_name") or shown.get(
-                f"volume-{i}-name") or empty,
-            "path_messages": shown.get(f"volume-{i}-mount_path") or shown.get(
-                f"volume-{i}-sub_path") or empty})
-    advanced_names = set(formfields.ADVANCED_FIELDS)
-    open_advanced = any(
-        (m["errors"] or m.get("notes"))
-        and (name in advanced_names or name.startswith(("env-", "volume-")) or name == "volumes")
-        for name, m in shown.items()) or bool(data.get("_advanced_open"))
-    return {"form": form, "env_rows": env_rows, "volume_rows": volume_rows,
-            "show_queue": show_queue, "open_advanced": open_advanced}
-
-
-def _runtime_fields(form: ResourcesForm, data: dict, runtimes: RuntimeChoices) -> None:
-    """A runtime's job: the MPI implementation is asked only of an MPI runtime (or when one
-    is set, so that it can be cleared), its empty choice being the runtime's own."""
-    runtime = runtimes.chosen(str(data.get("runtime", "")))
-    if not (runtime is not None and runtime.runs_mpi) and not data.get("mpi_implementation"):
-        del form.fields["mpi_implementation"]
-        return
-    own = _("The runtime's (%(impl)s)") % {"impl": runtime.mpi_implementation} \
-        if runtime is not None and runtime.runs_mpi else _("None (not an MPI runtime)")
-    form.set_choices("mpi_implementation", [("", own)] + [(m, m) for m in MPI_IMPLEMENTATIONS],
-                     "%(value)s")
 
 
 def served_kinds(client: ClusterClient) -> list[JobKind]:

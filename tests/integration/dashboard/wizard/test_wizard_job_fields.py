@@ -3,7 +3,13 @@ manifest and the review step, and a refusal keeps what was typed."""
 
 from __future__ import annotations
 
+import base64
 import html
+import re
+
+import pytest
+from django.urls import reverse
+from kubernetes import client as k8s
 
 from tests.integration.dashboard.wizard import wizard_flow as flow
 from tests.integration.dashboard.wizard.wizard_flow import post_step, start, step_url, unique
@@ -42,3 +48,60 @@ def test_a_relative_working_directory_is_refused_and_kept(alice):
     assert 'Working directory "workspace" is not absolute: start it with "/"' in body
     assert 'value="workspace"' in body and "kept too" in body
     assert flow.draft(key).data["working_dir"] == "workspace"
+
+
+@pytest.fixture
+def pull_secrets(demo_cluster):
+    """Two image pull secrets in team-nlp, and an Opaque Secret the list must not offer."""
+    made = [("regcred-quay", "kubernetes.io/dockerconfigjson"),
+            ("regcred-ghcr", "kubernetes.io/dockerconfigjson"), ("db-password", "Opaque")]
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        for name, kind in made:
+            data = {".dockerconfigjson": base64.b64encode(b'{"auths": {}}').decode()} \
+                if kind != "Opaque" else {"password": base64.b64encode(b"hunter2").decode()}
+            core.create_namespaced_secret(NS, {"metadata": {"name": name}, "type": kind,
+                                               "data": data})
+        yield
+        for name, _kind in made:
+            core.delete_namespaced_secret(name, NS)
+
+
+def test_the_pull_secret_is_chosen_from_the_projects_and_reaches_the_job(
+        alice, cluster_jobs, pull_secrets):
+    key = start(alice)
+    post_step(alice, key, "configuration", action="back", namespace=NS)
+    page = alice.get(step_url(key, "configuration")).content.decode()
+    select = re.search(r'<select name="image_pull_secret".*?</select>', page, re.S)
+    assert select, "the pull secret is a choice"
+    options = re.findall(r'<option value="([^"]*)"', select.group(0))
+    assert options == ["", "regcred-ghcr", "regcred-quay"]  # not the Opaque Secret
+    assert "hunter2" not in page and "aHVudGVyMg" not in page
+    assert '<label class="pf-v6-c-form__label" for="id_image_pull_secret">' in page
+    name = unique("wiz-pull")
+    post_step(alice, key, "configuration", action="back", image_pull_secret="regcred-quay")
+    flow.fill(alice, key, name=name, namespace=NS, workers=1)
+    review = alice.get(step_url(key, "review")).content.decode()
+    assert "image_pull_secret=&quot;regcred-quay&quot;" in review  # the SDK code
+    cluster_jobs.track(NS, name)
+    assert flow.create(alice, key).status_code == 302
+    job = cluster_jobs.get(NS, name)
+    for role in ("Launcher", "Worker"):
+        assert job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["imagePullSecrets"] \
+            == [{"name": "regcred-quay"}]
+
+
+def test_another_project_offers_its_own_pull_secrets(alice, pull_secrets):
+    key = start(alice)
+    post_step(alice, key, "configuration", action="back", namespace=NS,
+              image_pull_secret="regcred-quay")
+    values = flow.form_values(alice.get(step_url(key, "configuration")).content.decode(),
+                              step_url(key, "configuration"))
+    values.update(namespace="team-cv", step="configuration")
+    r = alice.post(reverse("training-job-new-validate", args=[key]), values,
+                   HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="namespace")
+    body = html.unescape(r.content.decode())
+    assert 'id="pull-secret-choice" hx-swap-oob="true"' in body
+    # team-cv has none: what was chosen stays, named as missing there
+    assert "regcred-quay (not found in this project)" in body
+    assert "regcred-ghcr" not in body

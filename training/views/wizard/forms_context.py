@@ -1,0 +1,112 @@
+"""What the wizard's Configuration and Resources steps show: their forms bound to the
+draft's text, with the choices read from the project (runtimes, pull secrets, GPU types,
+priority classes, queues, claims) and the rows of environment variables and volumes."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+
+from odh.training.kinds import JobKind
+from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec
+from training.wizard import checks, formfields
+from training.wizard.forms import ConfigurationForm, ResourcesForm
+from training.wizard.runtimes import RuntimeChoices
+
+
+def configuration_form(data: dict, validate_url: str, shown: dict, kind: JobKind,
+                       runtimes: RuntimeChoices,
+                       pull_secrets: list[str] | None) -> ConfigurationForm:
+    """The Configuration step's form, its runtime select offering `runtimes` and its pull
+    secret the project's `pull_secrets` (the project's namespace select's choices are the
+    page's to set)."""
+    form = ConfigurationForm(data=form_data(data, formfields.CONFIGURATION_FIELDS),
+                             validate_url=validate_url, messages=shown, kind=kind)
+    form.offer_pull_secrets(pull_secrets)
+    if "runtime" in form.fields:
+        form.set_choices("runtime", runtimes.choices(),
+                         _("%(value)s (not found: choose another runtime)")
+                         if runtimes.cluster_listed else "%(value)s")
+    return form
+
+
+def form_data(data: dict, names) -> dict:
+    return {name: data.get(name, "") for name in names}
+
+
+def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
+                       shown: dict, runtimes: RuntimeChoices) -> dict:
+    form = ResourcesForm(data=form_data(data, formfields.RESOURCE_FIELDS),
+                         validate_url=validate_url, messages=shown, kind=spec.kind)
+    if "runtime" in formfields.kind_fields(spec.kind):
+        _runtime_fields(form, data, runtimes)
+    form.fields["slots_per_worker"].widget.attrs["placeholder"] = \
+        _("The runtime's default") if spec.kind.counts_nodes else \
+        _("default: %(slots)d") % {"slots": spec.default_slots}
+    form.set_choices("gpu_product", checks.gpu_product_choices(checks.get_nodes()),
+                     _("%(value)s (no node has this GPU now)"))
+    if facts.priority_classes is not None and "priority_class" in form.fields:
+        form.set_choices("priority_class", [("", _("None (the cluster's default)"))]
+                         + [(n, n) for n in facts.priority_classes],
+                         _("%(value)s (not in this cluster)"))
+    show_queue = bool(facts.local_queues) or bool(data.get("queue_name"))
+    form.set_choices("queue_name", [("", _("None (not managed by Kueue)"))]
+                     + [(n, n) for n in facts.local_queues or []],
+                     _("%(value)s (no such LocalQueue here)"))
+    priorities = facts.workload_priorities or {}
+    form.set_choices("queue_priority", [("", _("None (priority 0)"))]
+                     + [(n, _("%(name)s (%(value)d)") % {"name": n, "value": v})
+                        for n, v in sorted(priorities.items(), key=lambda p: -p[1])],
+                     _("%(value)s (not in this cluster)"))
+    env_rows = []
+    for i, row in enumerate(data.get("env") or []):
+        if not isinstance(row, dict):
+            continue
+        value_from = row.get("value_from") if isinstance(row.get("value_from"), dict) else None
+        env_rows.append({
+            "index": i, "name": row.get("name", ""), "value": row.get("value", ""),
+            "value_from": value_from,
+            "value_from_text": _("from %(source)s") % {
+                "source": ", ".join(sorted(value_from))} if value_from else "",
+            "name_field": f"env-{i}-name", "name_id": f"id_env-{i}-name",
+            "value_id": f"id_env-{i}-value",
+            "messages": shown.get(f"env-{i}-name") or shown.get(f"env-{i}-value")
+            or {"errors": [], "warnings": []}})
+    pvcs = facts.pvcs or []
+    volume_rows = []
+    for i, row in enumerate(data.get("volumes") or []):
+        if not isinstance(row, dict):
+            continue
+        claim = row.get("claim_name", "")
+        choices = [("", _("Choose a claim"))] + [(n, n) for n in pvcs]
+        if claim and claim not in pvcs:
+            choices.append((claim, _("%(value)s (not found in this project)") % {"value": claim}))
+        empty = {"errors": [], "warnings": []}
+        volume_rows.append({
+            **row, "index": i, "choices": choices,
+            "claim_id": f"id_volume-{i}-claim_name", "path_id": f"id_volume-{i}-mount_path",
+            "readonly_id": f"id_volume-{i}-read_only",
+            "claim_messages": shown.get(f"volume-{i}-claim_name") or shown.get(
+                f"volume-{i}-name") or empty,
+            "path_messages": shown.get(f"volume-{i}-mount_path") or shown.get(
+                f"volume-{i}-sub_path") or empty})
+    advanced_names = set(formfields.ADVANCED_FIELDS)
+    open_advanced = any(
+        (m["errors"] or m.get("notes"))
+        and (name in advanced_names or name.startswith(("env-", "volume-")) or name == "volumes")
+        for name, m in shown.items()) or bool(data.get("_advanced_open"))
+    return {"form": form, "env_rows": env_rows, "volume_rows": volume_rows,
+            "show_queue": show_queue, "open_advanced": open_advanced}
+
+
+def _runtime_fields(form: ResourcesForm, data: dict, runtimes: RuntimeChoices) -> None:
+    """A runtime's job: the MPI implementation is asked only of an MPI runtime (or when one
+    is set, so that it can be cleared), its empty choice being the runtime's own."""
+    runtime = runtimes.chosen(str(data.get("runtime", "")))
+    if not (runtime is not None and runtime.runs_mpi) and not data.get("mpi_implementation"):
+        del form.fields["mpi_implementation"]
+        return
+    own = _("The runtime's (%(impl)s)") % {"impl": runtime.mpi_implementation} \
+        if runtime is not None and runtime.runs_mpi else _("None (not an MPI runtime)")
+    form.set_choices("mpi_implementation", [("", own)] + [(m, m) for m in MPI_IMPLEMENTATIONS],
+                     "%(value)s")
+

@@ -1,0 +1,29 @@
+"""What the wizard lists from a project for a person to choose from, read with their own
+token: the image pull secrets (Secrets of type kubernetes.io/dockerconfigjson). Names only:
+what a Secret holds is never kept nor shown. None says the list cannot be read (the
+person may not list Secrets there, or the cluster did not answer): the form then asks
+for the name as text."""
+
+from __future__ import annotations
+
+import logging
+
+from odh.training import errors
+from odh.training.checks.names import is_dns1123_subdomain
+from odh.training.cluster.client import ClusterClient
+from odh.training.diagnosis.gather import PULL_SECRET_TYPE
+
+log = logging.getLogger("training.wizard")
+
+
+def pull_secret_names(client: ClusterClient, namespace: str) -> list[str] | None:
+    """The project's image pull secrets, by name; None when they cannot be listed."""
+    if not namespace or not is_dns1123_subdomain(namespace):
+        return None
+    try:
+        return sorted(n for n in client.list_secret_names(namespace, PULL_SECRET_TYPE) if n)
+    except errors.Forbidden:
+        return None
+    except errors.ClusterError as e:
+        log.info("cannot list the pull secrets of %s: %s", namespace, e.message)
+        return None
