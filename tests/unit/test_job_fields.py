@@ -89,3 +89,24 @@ def test_a_listed_pull_secret_is_a_choice_that_keeps_one_not_listed():
     html = str(form["image_pull_secret"])
     assert "<select" in html and 'value="regcred"' in html
     assert "gone (not found in this project)" in html and 'value="gone" selected' in html
+
+
+def test_a_variables_source_round_trips_through_the_select():
+    from training.wizard.envsources import (
+        KEPT,
+        SourceKeys,
+        source_choices,
+        source_of,
+        value_from_for,
+    )
+
+    secret = {"secretKeyRef": {"name": "hf", "key": "token"}}
+    assert source_of(secret) == "secret/hf/token"
+    assert value_from_for("secret/hf/token", None) == secret
+    assert value_from_for("configmap/cfg/mode", None) == {
+        "configMapKeyRef": {"name": "cfg", "key": "mode"}}
+    field_ref = {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert source_of(field_ref) == KEPT and value_from_for(KEPT, field_ref) == field_ref
+    assert value_from_for("", secret) is None  # back to the value typed
+    choices = dict(source_choices(SourceKeys(secrets={}, configmaps=None), "secret/gone/k"))
+    assert choices["secret/gone/k"] == "Secret gone: k (not found in this project)"

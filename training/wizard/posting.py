@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+from training.wizard.envsources import value_from_for
 from training.wizard.formfields import (
     CHECKBOX_FIELDS,
     MAX_ROWS,
@@ -38,15 +39,21 @@ def _merge_rows(post, rows: str, before: object) -> list[dict]:
     old = before if isinstance(before, list) else []
     result = []
     for i in range(MAX_ROWS):
-        keys = [f"{prefix}-{i}-{f}" for f in ROW_FIELDS[rows]]
+        keys = [f"{prefix}-{i}-{f}" for f in (*ROW_FIELDS[rows], "source")]
         if not any(k in post for k in keys):
             continue
         row = {f: form_text(post.get(f"{prefix}-{i}-{f}", "")).strip() if f != "value"
                else form_text(post.get(f"{prefix}-{i}-{f}", "")) for f in ROW_FIELDS[rows]}
         previous = old[i] if i < len(old) and isinstance(old[i], dict) else {}
         if rows == "env":
-            row["value_from"] = previous.get("value_from") if post.get(f"{prefix}-{i}-from") \
-                else None
+            source = post.get(f"{prefix}-{i}-source")
+            if source is not None:  # the select: the value typed, or a Secret's/ConfigMap's
+                row["value_from"] = value_from_for(form_text(source), previous.get("value_from"))
+            else:
+                row["value_from"] = previous.get("value_from") \
+                    if post.get(f"{prefix}-{i}-from") else None
+            if row["value_from"]:
+                row["value"] = ""
             if not row["name"] and not row["value"] and not row["value_from"]:
                 continue
         else:

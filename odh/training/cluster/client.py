@@ -229,6 +229,15 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
                 sorted(str(k) for k in (item.get("data") or {}))
                 for item in items}
 
+    def list_configmap_keys(self, namespace: str) -> dict[str, list[str]]:
+        """The project's ConfigMaps and the names of their keys (text and binary)."""
+        items = self._items(self.core.list_namespaced_config_map, namespace,
+                            namespace=namespace)
+        return {str((item.get("metadata") or {}).get("name", "")):
+                sorted({str(k) for k in (item.get("data") or {})}
+                       | {str(k) for k in (item.get("binaryData") or {})})
+                for item in items}
+
     def namespace_uid(self, name: str) -> str:
         """The uid of a namespace ("" when it has none)."""
         require_names(name)

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from odh.training.kinds import JobKind
 from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec
 from training.wizard import checks, formfields
+from training.wizard.envsources import SourceKeys, source_choices, source_of
 from training.wizard.forms import ConfigurationForm, ResourcesForm
 from training.wizard.runtimes import RuntimeChoices
 
@@ -34,7 +35,7 @@ def form_data(data: dict, names) -> dict:
 
 
 def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
-                       shown: dict, runtimes: RuntimeChoices) -> dict:
+                      shown: dict, runtimes: RuntimeChoices, sources: SourceKeys) -> dict:
     form = ResourcesForm(data=form_data(data, formfields.RESOURCE_FIELDS),
                          validate_url=validate_url, messages=shown, kind=spec.kind)
     if "runtime" in formfields.kind_fields(spec.kind):
@@ -62,9 +63,11 @@ def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, val
         if not isinstance(row, dict):
             continue
         value_from = row.get("value_from") if isinstance(row.get("value_from"), dict) else None
+        source = source_of(value_from)
         env_rows.append({
             "index": i, "name": row.get("name", ""), "value": row.get("value", ""),
-            "value_from": value_from,
+            "value_from": value_from, "source": source,
+            "source_choices": source_choices(sources, source), "source_id": f"id_env-{i}-source",
             "value_from_text": _("from %(source)s") % {
                 "source": ", ".join(sorted(value_from))} if value_from else "",
             "name_field": f"env-{i}-name", "name_id": f"id_env-{i}-name",

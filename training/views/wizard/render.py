@@ -32,7 +32,7 @@ from training.wizard import changes, checks, drafts, formfields
 from training.wizard import queue as wizard_queue
 from training.wizard.advice import advice_for_user
 from training.wizard.forms import ImportForm, SaveTemplateForm
-from training.wizard.projectlists import pull_secret_names
+from training.wizard.projectlists import pull_secret_names, source_keys
 from training.wizard.runtimes import RuntimeChoices, runtime_choices
 
 log = logging.getLogger("training.wizard")
@@ -85,7 +85,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                              _("%(value)s (not one of your projects)"))
             context["form"] = form
         elif step == "resources":
-            context.update(resources_context(data, spec, facts, validate_url, shown, runtimes))
+            context.update(resources_context(data, spec, facts, validate_url, shown, runtimes,
+                                             source_keys(client, spec.namespace)))
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)

@@ -105,3 +105,49 @@ def test_another_project_offers_its_own_pull_secrets(alice, pull_secrets):
     # team-cv has none: what was chosen stays, named as missing there
     assert "regcred-quay (not found in this project)" in body
     assert "regcred-ghcr" not in body
+
+
+@pytest.fixture
+def sources(demo_cluster):
+    """A Secret and a ConfigMap in team-nlp whose keys a variable may take its value from."""
+    with demo_cluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespaced_secret(NS, {"metadata": {"name": "hf"}, "type": "Opaque",
+                                           "data": {"token": base64.b64encode(b"s3cr3t-value")
+                                                    .decode()}})
+        core.create_namespaced_config_map(NS, {"metadata": {"name": "train-settings"},
+                                               "data": {"mode": "fast", "epochs": "3"}})
+        yield
+        core.delete_namespaced_secret("hf", NS)
+        core.delete_namespaced_config_map("train-settings", NS)
+
+
+def test_a_variable_takes_its_value_from_a_secret_or_configmap_key(alice, cluster_jobs,
+                                                                   sources):
+    key = start(alice)
+    name = unique("wiz-env")
+    post_step(alice, key, "configuration", action="back", namespace=NS)
+    for _row in range(3):
+        post_step(alice, key, "resources", action="back", add_env="1")
+    page = alice.get(step_url(key, "resources")).content.decode()
+    assert "s3cr3t" not in page and base64.b64encode(b"s3cr3t-value").decode() not in page
+    assert '<option value="secret/hf/token">Secret hf: token</option>' in page
+    assert '<option value="configmap/train-settings/epochs">' in page
+    assert '<label class="pf-v6-c-form__label" for="id_env-0-source">' in page
+    post_step(alice, key, "resources", action="back", **{
+        "env-0-name": "HF_TOKEN", "env-0-source": "secret/hf/token",
+        "env-1-name": "EPOCHS", "env-1-source": "configmap/train-settings/epochs",
+        "env-2-name": "PLAIN", "env-2-value": "1"})
+    flow.fill(alice, key, name=name, namespace=NS, workers=1)
+    page = alice.get(step_url(key, "resources")).content.decode()  # kept as chosen
+    assert '<option value="secret/hf/token" selected>' in page
+    cluster_jobs.track(NS, name)
+    assert flow.create(alice, key).status_code == 302
+    job = cluster_jobs.get(NS, name)
+    for role in ("Launcher", "Worker"):
+        env = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
+        assert env == [
+            {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+            {"name": "EPOCHS", "valueFrom": {"configMapKeyRef": {"name": "train-settings",
+                                                                 "key": "epochs"}}},
+            {"name": "PLAIN", "value": "1"}]
