@@ -42,9 +42,11 @@ from odh.training.quantity import (
     parse_quantity,
 )
 from odh.training.spec import (
+    EnvSource,
     EnvVar,
     JobSpec,
     PVCVolume,
+    SourceVolume,
     Toleration,
     build_manifest,
     clone_spec,
@@ -77,6 +79,7 @@ __all__ = [
     "AsyncTrainJob",
     "AuthenticationError",
     "ClusterError",
+    "EnvSource",
     "EnvVar",
     "FieldError",
     "FitReport",
@@ -101,6 +104,7 @@ __all__ = [
     "ResourceQuotaExceeded",
     "ResourceSpec",
     "SettingWarning",
+    "SourceVolume",
     "Toleration",
     "Totals",
     "TrainJob",

@@ -19,10 +19,12 @@ from odh.training.kinds import (
     kind_for_manifest,
 )
 from odh.training.kinds.jobspec import (
+    EnvSource,
     EnvVar,
     JobSpec,
     ManifestError,
     PVCVolume,
+    SourceVolume,
     Toleration,
     volume_name_for,
 )
@@ -41,9 +43,9 @@ from odh.training.manifests.yamlio import manifest_yaml
 __all__ = [
     "CLEAN_POD_POLICIES", "CREATED_BY_ANNOTATION", "LAST_APPLIED_ANNOTATION", "LAUNCHER",
     "LAUNCHER_CREATION_POLICIES", "MPI_IMPLEMENTATIONS", "QUEUE_LABEL", "ROLES",
-    "SIDECAR_ANNOTATION", "WORKER", "EnvVar", "JobSpec", "ManifestError", "PVCVolume",
-    "Toleration", "build_manifest", "clone_spec", "fresh_name", "manifest_yaml", "new_spec",
-    "read_manifest", "volume_name_for",
+    "SIDECAR_ANNOTATION", "WORKER", "EnvSource", "EnvVar", "JobSpec", "ManifestError",
+    "PVCVolume", "SourceVolume", "Toleration", "build_manifest", "clone_spec", "fresh_name",
+    "manifest_yaml", "new_spec", "read_manifest", "volume_name_for",
 ]
 
 

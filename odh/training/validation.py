@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from odh.training.checks.rules_fields import check_description, check_working_dir
+from odh.training.checks.rules_fields import check_description, check_sources, check_working_dir
 from odh.training.checks.rules_job import (
     check_command,
     check_images,
@@ -54,7 +54,7 @@ _BEFORE_KIND: list[Rule] = [
     check_working_dir, check_workers, check_resources, check_slots,
 ]
 _AFTER_KIND: list[Rule] = [
-    check_env, check_volumes, check_placement, check_metadata, check_limit_ranges,
+    check_env, check_volumes, check_sources, check_placement, check_metadata, check_limit_ranges,
     check_manifest,
 ]
 

@@ -110,3 +110,36 @@ def test_a_variables_source_round_trips_through_the_select():
     assert value_from_for("", secret) is None  # back to the value typed
     choices = dict(source_choices(SourceKeys(secrets={}, configmaps=None), "secret/gone/k"))
     assert choices["secret/gone/k"] == "Secret gone: k (not found in this project)"
+
+
+def test_whole_secrets_and_configmaps_read_back_and_others_are_kept():
+    from odh.training.spec import EnvSource, SourceVolume
+
+    spec = _spec(env_from=[EnvSource("secret", "hf")],
+                 source_volumes=[SourceVolume("configmap", "cfg", "/etc/cfg")])
+    manifest = build_manifest(spec)
+    launcher = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    # what the wizard cannot show (a prefix, chosen items) is kept as it is
+    launcher["containers"][0]["envFrom"].append({"prefix": "X_", "secretRef": {"name": "o"}})
+    launcher["volumes"].append({"name": "keys", "secret": {"secretName": "k",
+                                                           "items": [{"key": "a", "path": "a"}]}})
+    back = read_manifest(manifest)
+    assert back.env_from == spec.env_from and back.source_volumes == spec.source_volumes
+    back.source_volumes = []
+    back.env_from = [EnvSource("configmap", "other")]
+    rebuilt = build_manifest(back)["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    assert rebuilt["containers"][0]["envFrom"] == [
+        {"prefix": "X_", "secretRef": {"name": "o"}}, {"configMapRef": {"name": "other"}}]
+    assert [v["name"] for v in rebuilt["volumes"]] == ["keys"]
+
+
+def test_a_source_without_a_name_or_mounted_over_a_claim_is_refused():
+    from odh.training.spec import EnvSource, PVCVolume, SourceVolume
+
+    spec = _spec(env_from=[EnvSource("secret", "")],
+                 volumes=[PVCVolume("data", "/data")],
+                 source_volumes=[SourceVolume("configmap", "cfg", "/data/")])
+    found = {f.field: f.message for f in validate_spec(spec) if f.is_error}
+    assert found["env_from[0]"] == "Choose the Secret or ConfigMap, or remove this row."
+    assert "Another volume is already mounted at /data/" in found[
+        "source_volumes[0].mount_path"]

@@ -28,6 +28,7 @@ from odh.training.checks.syntax import (
     tolerations_text,
 )
 from odh.training.kinds import JobKind, default_kind, kind_for_manifest
+from odh.training.kinds.jobspec import EnvSource, SourceVolume
 from odh.training.manifests.retries import (
     PLATFORM,
     RETRIES_ANNOTATION,
@@ -134,6 +135,9 @@ def data_from_spec(spec: JobSpec) -> dict:
         "created_by": spec.created_by,
         "description": spec.description,
         "working_dir": getattr(spec, "working_dir", ""),
+        "env_from": [{"source": f"{e.kind}/{e.name}"} for e in getattr(spec, "env_from", [])],
+        "source_volumes": [{"source": f"{v.kind}/{v.name}", "mount_path": v.mount_path,
+                            "volume": v.volume} for v in getattr(spec, "source_volumes", [])],
     }
 
 
@@ -193,6 +197,11 @@ def _read_command(result: ReadResult, raw: str) -> list[str]:
     return command
 
 
+def _rows(data: dict, rows: str) -> list[dict]:
+    found = data.get(rows)
+    return [row for row in found if isinstance(row, dict)] if isinstance(found, list) else []
+
+
 def spec_from_data(data: dict, base: dict | None = None,
                    kind: JobKind | None = None) -> ReadResult:
     """The spec of `kind` a draft describes, and the fields that could not be read. Without
@@ -244,6 +253,15 @@ def spec_from_data(data: dict, base: dict | None = None,
                                      read_only=bool(row.get("read_only")),
                                      name=form_text(row.get("name")),
                                      sub_path=form_text(row.get("sub_path"))))
+    env_from, source_volumes = [], []
+    for row in _rows(data, "env_from"):
+        source_kind, _slash, name = form_text(row.get("source")).partition("/")
+        env_from.append(EnvSource(kind=source_kind, name=name))
+    for row in _rows(data, "source_volumes"):
+        source_kind, _slash, name = form_text(row.get("source")).partition("/")
+        source_volumes.append(SourceVolume(kind=source_kind, name=name,
+                                           mount_path=form_text(row.get("mount_path")).strip(),
+                                           volume=form_text(row.get("volume"))))
     runtime_kind, runtime = read_runtime(text("runtime")) if "runtime" in data \
         else ("", str(_default("runtime")))
     settings = dict(
@@ -282,6 +300,8 @@ def spec_from_data(data: dict, base: dict | None = None,
         image_pull_secret=text("image_pull_secret").strip(),
         description=text("description").strip(),
         working_dir=text("working_dir").strip(),
+        env_from=env_from,
+        source_volumes=source_volumes,
         base=copy.deepcopy(base) if isinstance(base, dict) else None,
     )
     # the fields of the wizard's steps the kind's spec has (the MPIJob's own settings are

@@ -59,3 +59,20 @@ def source_choices(keys: SourceKeys, current: str) -> list[tuple[str, str]]:
                         % {"kind": "Secret" if kind == "secret" else "ConfigMap", "name": name,
                            "key": key}))
     return choices
+
+
+def object_choices(keys: SourceKeys, current: str) -> list[tuple[str, str]]:
+    """A whole Secret or ConfigMap's select ("secret/<name>"): every one listed, with how
+    many keys it has, and the row's own where it is not listed."""
+    choices = [("", _("Choose a Secret or ConfigMap"))]
+    for kind, found, label in (("secret", keys.secrets, _("Secret %(name)s (%(keys)s)")),
+                               ("configmap", keys.configmaps,
+                                _("ConfigMap %(name)s (%(keys)s)"))):
+        for name, names in sorted((found or {}).items()):
+            choices.append((f"{kind}/{name}", label % {"name": name, "keys": ", ".join(names)}))
+    if current and current not in {value for value, _label in choices}:
+        kind, _slash, name = current.partition("/")
+        choices.append((current, _("%(kind)s %(name)s (not found in this project)")
+                        % {"kind": "Secret" if kind == "secret" else "ConfigMap",
+                           "name": name}))
+    return choices

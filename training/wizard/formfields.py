@@ -29,13 +29,18 @@ ADVANCED_FIELDS = (
 # kept in the job's annotations, asked for on their own (odh/training/manifests/retries.py)
 RETRY_FIELDS = ("retries", "retry_on")
 RESOURCE_FIELDS = ESSENTIAL_RESOURCE_FIELDS + ADVANCED_FIELDS
-ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", "sub_path")}
+ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", "sub_path"),
+              # a Secret or ConfigMap ("secret/<name>"): all its keys as variables, or
+              # mounted as files
+              "env_from": ("source",), "source_volumes": ("source", "mount_path")}
 STEP_FIELDS = {"configuration": CONFIGURATION_FIELDS, "resources": RESOURCE_FIELDS}
 CHECKBOX_FIELDS = ("disable_sidecar_injection",)
 INT_FIELDS = ("workers", "gpus_per_worker", "slots_per_worker", "ttl_seconds_after_finished",
               "backoff_limit")
 OPTIONAL_INT_FIELDS = ("slots_per_worker", "ttl_seconds_after_finished", "backoff_limit")
-ROW_PREFIX = {"env": "env", "volumes": "volume"}
+ROW_PREFIX = {"env": "env", "volumes": "volume", "env_from": "envfrom",
+              "source_volumes": "srcvol"}
+ROW_FORM_PREFIXES = tuple(f"{prefix}-" for prefix in ROW_PREFIX.values())
 
 
 def runtime_value(kind: str, name: str) -> str:
@@ -75,7 +80,8 @@ def form_text(value: object) -> str:
 
 # --- validation messages -> form fields -------------------------------------------------
 
-_ROW_ERROR = re.compile(r"(?P<rows>env|volumes|tolerations)\[(?P<index>\d+)\](?:\.(?P<attr>\w+))?")
+_ROW_ERROR = re.compile(r"(?P<rows>env_from|env|source_volumes|volumes|tolerations)"
+                        r"\[(?P<index>\d+)\](?:\.(?P<attr>\w+))?")
 
 
 def form_field_for(spec_field: str) -> str:
@@ -103,7 +109,7 @@ def step_of(form_field: str) -> str:
     """Which step shows a form field: configuration, resources, or review (anything else)."""
     if form_field in CONFIGURATION_FIELDS:
         return "configuration"
-    if form_field in RESOURCE_FIELDS or form_field.startswith(("env-", "volume-")) \
-            or form_field in ("env", "volumes"):
+    if form_field in RESOURCE_FIELDS or form_field.startswith(ROW_FORM_PREFIXES) \
+            or form_field in ROW_FIELDS:
         return "resources"
     return "review"

@@ -1,5 +1,6 @@
 """A wizard step's posted form written into its draft: the step's fields over the draft's
-text, its rows of environment variables and volumes rebuilt, a row added or removed."""
+text, its rows (environment variables, volumes, Secrets and ConfigMaps as variables or as
+files) rebuilt, a row added or removed."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def merge_post(data: dict, post, step: str) -> dict:
         elif name in post:
             merged[name] = form_text(post.get(name))
     if step == "resources":
-        for rows in ("env", "volumes"):
+        for rows in ROW_FIELDS:
             merged[rows] = _merge_rows(post, rows, merged.get(rows))
     return merged
 
@@ -56,6 +57,12 @@ def _merge_rows(post, rows: str, before: object) -> list[dict]:
                 row["value"] = ""
             if not row["name"] and not row["value"] and not row["value_from"]:
                 continue
+        elif rows != "volumes":  # a Secret or ConfigMap: its volume keeps its name
+            if rows == "source_volumes":
+                row["volume"] = form_text(previous.get("volume")) \
+                    if previous.get("source") == row["source"] else ""
+            if not any(row.get(f) for f in ROW_FIELDS[rows]):
+                continue
         else:
             row["read_only"] = bool(post.get(f"{prefix}-{i}-read_only"))
             row["name"] = form_text(previous.get("name")) \
@@ -71,7 +78,8 @@ def add_row(data: dict, rows: str) -> dict:
     current = merged.get(rows) if isinstance(merged.get(rows), list) else []
     if len(current) < MAX_ROWS:
         blank = {"name": "", "value": "", "value_from": None} if rows == "env" else \
-            {"claim_name": "", "mount_path": "", "read_only": False, "sub_path": "", "name": ""}
+            {"claim_name": "", "mount_path": "", "read_only": False, "sub_path": "", "name": ""} \
+            if rows == "volumes" else {f: "" for f in ROW_FIELDS[rows]}
         current.append(blank)
     merged[rows] = current
     return merged

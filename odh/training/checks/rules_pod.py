@@ -3,10 +3,10 @@ the project's LimitRanges, and what a cloned or imported manifest carries."""
 
 from __future__ import annotations
 
-import posixpath
 from decimal import Decimal
 
 from odh.training.checks.limits import LimitViolation, limit_violations
+from odh.training.checks.rules_fields import mount_path_findings, reserved_paths
 from odh.training.checks.rules_job import Findings, is_int, resource_label, text
 from odh.training.checks.syntax import (
     ANNOTATIONS_MAX_BYTES,
@@ -26,8 +26,6 @@ from odh.training.spec import LAUNCHER, ROLES, JobSpec, build_manifest
 # Set by the MPI Operator on the Launcher and Workers; a value given here is overridden.
 OPERATOR_ENV = ("K_MPI_JOB_ROLE", "OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE",
                 "HYDRA_HOST_FILE")
-MPI_CONFIG_PATH = "/etc/mpi"
-DEFAULT_SSH_PATH = "/root/.ssh"
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 RESTART_POLICIES = ("Never", "OnFailure")
@@ -69,13 +67,6 @@ def check_env(spec: JobSpec, context: ValidationContext) -> Findings:
         seen.add(name)
 
 
-def _reserved_paths(spec: JobSpec) -> dict[str, str]:
-    ssh = get_path(spec.base, ["spec", "sshAuthMountPath"]) if isinstance(spec.base, dict) \
-        else None
-    return {MPI_CONFIG_PATH: _("the hostfile"),
-            text(ssh) or DEFAULT_SSH_PATH: _("the SSH keys")}
-
-
 def _check_volume(index: int, volume: object, context: ValidationContext,
                   namespace: str) -> Findings:
     claim = text(getattr(volume, "claim_name", ""))
@@ -104,31 +95,13 @@ def _check_volume(index: int, volume: object, context: ValidationContext,
 
 def check_volumes(spec: JobSpec, context: ValidationContext) -> Findings:
     volumes = spec.volumes if isinstance(spec.volumes, list) else []
-    reserved = _reserved_paths(spec)
+    reserved = reserved_paths(spec)
     paths: set[str] = set()
     names: set[str] = set()
     for index, volume in enumerate(volumes):
         yield from _check_volume(index, volume, context, text(spec.namespace))
-        field = f"volumes[{index}].mount_path"
-        path = text(getattr(volume, "mount_path", ""))
-        clean = posixpath.normpath(path) if path.startswith("/") else path
-        values = {"path": shown(path, 80)}
-        if not path:
-            yield FieldError(field, _('Enter where to mount the volume, for example "/data".'))
-        elif not path.startswith("/"):
-            yield FieldError(field, _('Mount path "%(path)s" is not absolute: start it with "/" '
-                                      '(for example "/data").') % values)
-        elif clean == "/":
-            yield FieldError(field, _('Mounting at "/" would hide the whole image: choose a '
-                                      'folder such as "/data".'))
-        elif clean in reserved:
-            values["what"] = reserved[clean]
-            yield FieldError(field, _("%(path)s is where the MPI Operator puts %(what)s: choose "
-                                      "another mount path.") % values)
-        elif clean in paths:
-            yield FieldError(field, _("Another volume is already mounted at %(path)s: give each "
-                                      "volume its own mount path.") % values)
-        paths.add(clean)
+        yield from mount_path_findings(f"volumes[{index}].mount_path",
+                                       text(getattr(volume, "mount_path", "")), paths, reserved)
         name = text(getattr(volume, "name", ""))
         if name and not is_dns1123_label(name):
             yield FieldError(f"volumes[{index}].name", _(

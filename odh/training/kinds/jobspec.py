@@ -66,6 +66,49 @@ class PVCVolume:
             self.name = volume_name_for(self.claim_name)
 
 
+# A Secret's or ConfigMap's kind as the wizard and the spec name it -> (the envFrom reference,
+# the pod volume's field, the field naming the object in that volume)
+SOURCE_KINDS = {"secret": ("secretRef", "secret", "secretName"),
+                "configmap": ("configMapRef", "configMap", "name")}
+
+
+@dataclass
+class EnvSource:
+    """Every key of a Secret or ConfigMap as an environment variable (an envFrom entry)."""
+
+    kind: str  # "secret" or "configmap"
+    name: str
+
+    def to_manifest(self) -> dict:
+        ref = SOURCE_KINDS.get(self.kind, SOURCE_KINDS["configmap"])[0]
+        return {ref: {"name": self.name}}
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> EnvSource | None:
+        """The entry as an EnvSource; None for one with more than a name (a prefix,
+        optional), which a rebuild keeps as it is."""
+        for kind, (ref, _field, _name) in SOURCE_KINDS.items():
+            found = entry.get(ref)
+            if isinstance(found, dict) and set(entry) == {ref} and set(found) == {"name"}:
+                return cls(kind=kind, name=str(found["name"]))
+        return None
+
+
+@dataclass
+class SourceVolume:
+    """A Secret or ConfigMap mounted as files (one file per key) at a path."""
+
+    kind: str  # "secret" or "configmap"
+    name: str
+    mount_path: str
+    volume: str = ""  # the pod volume's name
+
+    def __post_init__(self) -> None:
+        if not self.volume:
+            stem = re.sub(r"[^a-z0-9-]+", "-", self.name.lower()).strip("-")
+            self.volume = f"{self.kind}-{stem}"[:63].rstrip("-")
+
+
 @dataclass
 class Toleration:
     key: str

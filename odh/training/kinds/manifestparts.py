@@ -16,7 +16,7 @@ from odh.training.kinds.base import (
     QUEUE_LABEL,
     RETRY_LINK_ANNOTATIONS,
 )
-from odh.training.kinds.jobspec import PVCVolume
+from odh.training.kinds.jobspec import SOURCE_KINDS, EnvSource, PVCVolume, SourceVolume
 from odh.training.paths import as_dict, as_list, get_path, put_path
 from odh.training.quantity import GPU_RESOURCE, QuantityError, parse_quantity
 
@@ -109,6 +109,65 @@ def write_claims(volumes: object, mounts: object, claims: list[PVCVolume]
             mount["readOnly"] = True
         new_mounts.append(mount)
     return new_volumes, new_mounts
+
+
+def _simple_source(volume: object) -> tuple[str, str] | None:
+    """(kind, name) of a pod volume that mounts a whole Secret or ConfigMap, nothing more
+    (no items, no mode: those a rebuild keeps as they are)."""
+    if not isinstance(volume, dict):
+        return None
+    for kind, (_ref, field, name_key) in SOURCE_KINDS.items():
+        found = volume.get(field)
+        if isinstance(found, dict) and set(volume) == {"name", field} \
+                and set(found) == {name_key}:
+            return kind, str(found[name_key])
+    return None
+
+
+def read_source_volumes(volumes: object, mounts: object) -> list[SourceVolume]:
+    """The Secrets and ConfigMaps a pod mounts whole, with where a container mounts them."""
+    mounted = {m.get("name"): m for m in as_list(mounts) if isinstance(m, dict)}
+    found = []
+    for volume in as_list(volumes):
+        source = _simple_source(volume)
+        if source is not None:
+            mount = as_dict(mounted.get(volume.get("name")))
+            found.append(SourceVolume(kind=source[0], name=source[1],
+                                      mount_path=str(mount.get("mountPath", "")),
+                                      volume=str(volume.get("name", ""))))
+    return found
+
+
+def write_source_volumes(volumes: object, mounts: object, sources: list[SourceVolume]
+                         ) -> tuple[list, list]:
+    """(volumes, volume mounts) with the whole Secrets and ConfigMaps replaced by
+    `sources` (mounted read-only); other volumes stay."""
+    old_volumes = as_list(volumes)
+    replaced = {v.get("name") for v in old_volumes if _simple_source(v) is not None} \
+        | {s.volume for s in sources}
+    new_volumes = [v for v in old_volumes if not isinstance(v, dict)
+                   or v.get("name") not in replaced]
+    new_mounts = [m for m in as_list(mounts)
+                  if not isinstance(m, dict) or m.get("name") not in replaced]
+    for source in sources:
+        _ref, field, name_key = SOURCE_KINDS.get(source.kind, SOURCE_KINDS["configmap"])
+        new_volumes.append({"name": source.volume, field: {name_key: source.name}})
+        new_mounts.append({"name": source.volume, "mountPath": source.mount_path,
+                           "readOnly": True})
+    return new_volumes, new_mounts
+
+
+def read_env_from(entries: object) -> list[EnvSource]:
+    return [source for entry in as_list(entries) if isinstance(entry, dict)
+            and (source := EnvSource.from_manifest(entry)) is not None]
+
+
+def write_env_from(entries: object, sources: list[EnvSource]) -> list:
+    """envFrom with its whole Secrets and ConfigMaps replaced by `sources`; entries with a
+    prefix or marked optional stay."""
+    kept = [e for e in as_list(entries)
+            if not isinstance(e, dict) or EnvSource.from_manifest(e) is None]
+    return kept + [s.to_manifest() for s in sources]
 
 
 def write_metadata_map(manifest: dict, field: str, values: dict[str, str], *kept: str) -> None:

@@ -11,14 +11,15 @@ import dataclasses
 import json
 from typing import Any
 
+from odh.training import spec as specs
 from odh.training.manifests.export import exportable
 from odh.training.manifests.trainjobcode import CONSTRUCTORS, class_code
-from odh.training.spec import EnvVar, JobSpec, PVCVolume, Toleration, build_manifest
+from odh.training.spec import JobSpec, PVCVolume, SourceVolume, build_manifest
 from odh.training.spec import volume_name_for as _volume_name_for
 
 WIDTH = 99
 INDENT = "    "
-_NESTED = (EnvVar, PVCVolume, Toleration)
+_NESTED = (specs.EnvVar, PVCVolume, specs.Toleration, specs.EnvSource, SourceVolume)
 
 
 def _string(value: str) -> str:
@@ -87,6 +88,9 @@ def _changed(obj: Any) -> dict[str, Any]:
         value = getattr(obj, f.name)
         if isinstance(obj, PVCVolume) and f.name == "name" \
                 and value == _volume_name_for(obj.claim_name):
+            continue
+        if isinstance(obj, SourceVolume) and f.name == "volume" \
+                and value == SourceVolume(obj.kind, obj.name, "").volume:
             continue
         default = _default(f)
         if default is dataclasses.MISSING or value != default:

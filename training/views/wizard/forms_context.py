@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 from odh.training.kinds import JobKind
 from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec
 from training.wizard import checks, formfields
-from training.wizard.envsources import SourceKeys, source_choices, source_of
+from training.wizard.envsources import SourceKeys, object_choices, source_choices, source_of
 from training.wizard.forms import ConfigurationForm, ResourcesForm
 from training.wizard.runtimes import RuntimeChoices
 
@@ -92,13 +92,37 @@ def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, val
                 f"volume-{i}-name") or empty,
             "path_messages": shown.get(f"volume-{i}-mount_path") or shown.get(
                 f"volume-{i}-sub_path") or empty})
+    source_rows = {rows: _source_rows(data, rows, shown, sources)
+                   for rows in ("env_from", "source_volumes")}
     advanced_names = set(formfields.ADVANCED_FIELDS)
     open_advanced = any(
         (m["errors"] or m.get("notes"))
-        and (name in advanced_names or name.startswith(("env-", "volume-")) or name == "volumes")
+        and (name in advanced_names or name.startswith(formfields.ROW_FORM_PREFIXES)
+             or name in formfields.ROW_FIELDS)
         for name, m in shown.items()) or bool(data.get("_advanced_open"))
     return {"form": form, "env_rows": env_rows, "volume_rows": volume_rows,
+            "env_from_rows": source_rows["env_from"],
+            "source_volume_rows": source_rows["source_volumes"],
+            "asks_sources": "env_from" in formfields.kind_fields(spec.kind), "sources": sources,
             "show_queue": show_queue, "open_advanced": open_advanced}
+
+
+def _source_rows(data: dict, rows: str, shown: dict, sources: SourceKeys) -> list[dict]:
+    """The rows of whole Secrets and ConfigMaps (as variables, or mounted as files)."""
+    prefix = formfields.ROW_PREFIX[rows]
+    empty = {"errors": [], "warnings": []}
+    found = []
+    for i, row in enumerate(data.get(rows) or []):
+        if not isinstance(row, dict):
+            continue
+        source = str(row.get("source", ""))
+        found.append({
+            "index": i, "source": source, "mount_path": row.get("mount_path", ""),
+            "choices": object_choices(sources, source),
+            "source_id": f"id_{prefix}-{i}-source", "path_id": f"id_{prefix}-{i}-mount_path",
+            "source_messages": shown.get(f"{prefix}-{i}-source") or empty,
+            "path_messages": shown.get(f"{prefix}-{i}-mount_path") or empty})
+    return found
 
 
 def _runtime_fields(form: ResourcesForm, data: dict, runtimes: RuntimeChoices) -> None:

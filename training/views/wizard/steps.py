@@ -195,7 +195,7 @@ def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
     """A step's buttons that need no cluster: add or remove a row, Cancel, Back. None for
     Next (checked against the cluster next)."""
     post = request.POST
-    for rows in ("env", "volumes"):
+    for rows in formfields.ROW_FIELDS:
         removed = params.index(post.get(f"remove_{rows}", ""))
         if post.get(f"add_{rows}") or removed is not None:
             data = posting.remove_row(draft.data, rows, removed) if removed is not None \

@@ -27,6 +27,8 @@ from odh.training.kinds.manifestparts import (
     cloned,
     gpus,
     read_claims,
+    read_env_from,
+    read_source_volumes,
     rebuild,
     resource,
     set_resource,
@@ -34,7 +36,9 @@ from odh.training.kinds.manifestparts import (
     str_list,
     whole,
     write_claims,
+    write_env_from,
     write_metadata_map,
+    write_source_volumes,
 )
 from odh.training.kinds.mpijob.kind import API_VERSION, KIND
 from odh.training.kinds.mpijob.model import LAUNCHER, ROLES, WORKER, MPIJobSpec
@@ -120,6 +124,9 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
         image_pull_secret=str(as_dict(next(iter(as_list(placement.get("imagePullSecrets"))),
                                            {})).get("name", "")),
         working_dir=str(launcher.get("workingDir", "")),
+        env_from=read_env_from(launcher.get("envFrom")),
+        source_volumes=read_source_volumes(get_path(launcher_template, ["spec", "volumes"]),
+                                           launcher.get("volumeMounts")),
         base=copy.deepcopy(manifest),
     )
 
@@ -199,6 +206,22 @@ def _write_working_dir(m: dict, s: MPIJobSpec) -> None:
     # every container: mpirun starts the ranks on the Workers in the Launcher's directory
     for role in _present_roles(m):
         put_path(_container(m, role, s), ["workingDir"], s.working_dir)
+
+
+def _write_env_from(m: dict, s: MPIJobSpec) -> None:
+    for role in _present_roles(m):
+        container = _container(m, role, s)
+        put_path(container, ["envFrom"], write_env_from(container.get("envFrom"), s.env_from))
+
+
+def _write_source_volumes(m: dict, s: MPIJobSpec) -> None:
+    for role in _present_roles(m):
+        pod_spec = _pod_spec(m, role, s)
+        container = _container(m, role, s)
+        volumes, mounts = write_source_volumes(pod_spec.get("volumes"),
+                                               container.get("volumeMounts"), s.source_volumes)
+        put_path(pod_spec, ["volumes"], volumes)
+        put_path(container, ["volumeMounts"], mounts)
 
 
 def _write_env(m: dict, s: MPIJobSpec) -> None:
@@ -282,6 +305,7 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.command, _write_command),
     (lambda s: s.working_dir, _write_working_dir),
     (lambda s: s.env, _write_env),
+    (lambda s: s.env_from, _write_env_from),
     (lambda s: s.launcher_cpu, _put_resource(LAUNCHER, "cpu", lambda s: s.launcher_cpu)),
     (lambda s: s.launcher_memory,
      _put_resource(LAUNCHER, "memory", lambda s: s.launcher_memory)),
@@ -291,6 +315,7 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.gpus_per_worker,
      _put_resource(WORKER, GPU_RESOURCE, lambda s: s.gpus_per_worker or None)),
     (lambda s: s.volumes, _write_volumes),
+    (lambda s: s.source_volumes, _write_source_volumes),
     (lambda s: s.node_selector, _write_placement("nodeSelector", lambda s: dict(s.node_selector))),
     (lambda s: s.tolerations,
      _write_placement("tolerations", lambda s: [t.to_manifest() for t in s.tolerations])),
@@ -307,7 +332,7 @@ _KEY_ORDER = {key: rank for rank, key in enumerate([
     "slotsPerWorker", "runPolicy", "cleanPodPolicy", "ttlSecondsAfterFinished", "backoffLimit",
     "mpiImplementation", "launcherCreationPolicy", "mpiReplicaSpecs", LAUNCHER, WORKER,
     "replicas", "template", "containers", "image", "command", "args", "workingDir", "env",
-    "key", "operator",
+    "envFrom", "key", "operator",
     "value", "valueFrom", "effect", "tolerationSeconds", "resources", "requests", "limits",
     "cpu", "memory", GPU_RESOURCE, "volumeMounts", "mountPath", "subPath", "readOnly",
     "volumes", "persistentVolumeClaim", "claimName", "nodeSelector", "tolerations",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from odh.training.kinds.base import JobKind
-from odh.training.kinds.jobspec import EnvVar, PVCVolume, Toleration
+from odh.training.kinds.jobspec import EnvSource, EnvVar, PVCVolume, SourceVolume, Toleration
 from odh.training.kinds.manifestparts import lift_metadata
 
 LAUNCHER, WORKER = "Launcher", "Worker"
@@ -66,6 +66,10 @@ class MPIJobSpec:
     image_pull_secret: str = ""
     # the containers' working directory ("": the image's WORKDIR)
     working_dir: str = ""
+    # Secrets and ConfigMaps whose every key is an environment variable (envFrom)
+    env_from: list[EnvSource] = field(default_factory=list)
+    # Secrets and ConfigMaps mounted as files
+    source_volumes: list[SourceVolume] = field(default_factory=list)
     base: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -151,3 +151,40 @@ def test_a_variable_takes_its_value_from_a_secret_or_configmap_key(alice, cluste
             {"name": "EPOCHS", "valueFrom": {"configMapKeyRef": {"name": "train-settings",
                                                                  "key": "epochs"}}},
             {"name": "PLAIN", "value": "1"}]
+
+
+def test_whole_secrets_and_configmaps_become_variables_and_files(alice, cluster_jobs, sources):
+    key = start(alice)
+    name = unique("wiz-src")
+    post_step(alice, key, "configuration", action="back", namespace=NS)
+    post_step(alice, key, "resources", action="back", add_env_from="1")
+    post_step(alice, key, "resources", action="back", add_source_volumes="1")
+    page = alice.get(step_url(key, "resources")).content.decode()
+    assert '<option value="secret/hf">Secret hf (token)</option>' in page  # names, no value
+    assert '<option value="configmap/train-settings">ConfigMap train-settings (epochs, mode)' \
+        in page
+    assert "s3cr3t" not in page
+    assert '<label class="pf-v6-c-form__label" for="id_srcvol-0-mount_path">' in page
+    # a relative path is refused, saying how to fix it, and what was chosen is kept
+    r = post_step(alice, key, "resources", **{
+        "envfrom-0-source": "configmap/train-settings", "srcvol-0-source": "secret/hf",
+        "srcvol-0-mount_path": "etc/hf"})
+    body = html.unescape(r.content.decode())
+    assert r.status_code == 200
+    assert 'Mount path "etc/hf" is not absolute: start it with "/"' in body
+    assert 'value="etc/hf"' in body and '<option value="secret/hf" selected>' in body
+    post_step(alice, key, "resources", action="back", **{"srcvol-0-mount_path": "/etc/hf"})
+    flow.fill(alice, key, name=name, namespace=NS, workers=1)
+    review = alice.get(step_url(key, "review")).content.decode()
+    assert "every key of ConfigMap train-settings" in review
+    assert "EnvSource(" in review and "SourceVolume(" in review  # the SDK code
+    cluster_jobs.track(NS, name)
+    assert flow.create(alice, key).status_code == 302
+    job = cluster_jobs.get(NS, name)
+    for role in ("Launcher", "Worker"):
+        pod = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["envFrom"] == [{"configMapRef": {"name": "train-settings"}}]
+        assert {"name": "secret-hf", "mountPath": "/etc/hf", "readOnly": True} \
+            in container["volumeMounts"]
+        assert {"name": "secret-hf", "secret": {"secretName": "hf"}} in pod["volumes"]
