@@ -23,6 +23,7 @@ from odh.training.kinds.jobspec import (
     EnvVar,
     JobSpec,
     ManifestError,
+    NodeRequirement,
     PVCVolume,
     SourceVolume,
     Toleration,
@@ -44,8 +45,9 @@ __all__ = [
     "CLEAN_POD_POLICIES", "CREATED_BY_ANNOTATION", "LAST_APPLIED_ANNOTATION", "LAUNCHER",
     "LAUNCHER_CREATION_POLICIES", "MPI_IMPLEMENTATIONS", "QUEUE_LABEL", "ROLES",
     "SIDECAR_ANNOTATION", "WORKER", "EnvSource", "EnvVar", "JobSpec", "ManifestError",
-    "PVCVolume", "SourceVolume", "Toleration", "build_manifest", "clone_spec", "fresh_name",
-    "manifest_yaml", "new_spec", "read_manifest", "volume_name_for",
+    "NodeRequirement", "PVCVolume", "SourceVolume", "Toleration", "build_manifest",
+    "clone_spec", "fresh_name", "manifest_yaml", "new_spec", "read_manifest",
+    "volume_name_for",
 ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from odh.training.checks.affinity import check_node_affinity
 from odh.training.checks.rules_fields import check_description, check_sources, check_working_dir
 from odh.training.checks.rules_job import (
     check_command,
@@ -54,8 +55,8 @@ _BEFORE_KIND: list[Rule] = [
     check_working_dir, check_workers, check_resources, check_slots,
 ]
 _AFTER_KIND: list[Rule] = [
-    check_env, check_volumes, check_sources, check_placement, check_metadata, check_limit_ranges,
-    check_manifest,
+    check_env, check_volumes, check_sources, check_placement, check_node_affinity,
+    check_metadata, check_limit_ranges, check_manifest,
 ]
 
 

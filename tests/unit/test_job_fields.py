@@ -143,3 +143,54 @@ def test_a_source_without_a_name_or_mounted_over_a_claim_is_refused():
     assert found["env_from[0]"] == "Choose the Secret or ConfigMap, or remove this row."
     assert "Another volume is already mounted at /data/" in found[
         "source_volumes[0].mount_path"]
+
+
+def test_node_affinity_is_read_from_lines_and_written_into_both_pod_templates():
+    from odh.training.checks.affinity import node_affinity_text, read_node_affinity
+
+    requirements, problems = read_node_affinity(
+        "topology.kubernetes.io/zone in us-east-1a, us-east-1b\nnvidia.com/gpu.present Exists\n")
+    assert problems == []
+    manifest = build_manifest(_spec(node_selector={"pool": "gpu"}, node_affinity=requirements))
+    for replica in manifest["spec"]["mpiReplicaSpecs"].values():
+        pod = replica["template"]["spec"]
+        assert pod["nodeSelector"] == {"pool": "gpu"}  # beside the node selector
+        assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"] == [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In",
+                 "values": ["us-east-1a", "us-east-1b"]},
+                {"key": "nvidia.com/gpu.present", "operator": "Exists"}]}]
+    back = read_manifest(manifest)
+    assert node_affinity_text(back.node_affinity) == (
+        "topology.kubernetes.io/zone In us-east-1a,us-east-1b\nnvidia.com/gpu.present Exists")
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("zone", "is not a node requirement"),
+    ("zone Near a", "is not a node requirement"),
+    ("zone In", "needs values: add them after the operator"),
+    ("zone Exists a", "takes no values"),
+    ("-zone In a", 'Node label key "-zone" is not valid'),
+])
+def test_a_wrong_requirement_says_how_to_fix_it(line, words):
+    from odh.training.checks.affinity import read_node_affinity
+
+    requirements, problems = read_node_affinity(line)
+    found = problems + [f.message for f in validate_spec(_spec(node_affinity=requirements))
+                        if f.is_error and f.field == "node_affinity"]
+    assert len(found) == 1 and words in found[0]
+
+
+def test_the_sdk_code_of_the_new_fields_creates_the_same_manifest():
+    from odh.training.checks.affinity import read_node_affinity
+    from odh.training.sdk import sdk_code
+    from odh.training.spec import EnvSource, SourceVolume
+
+    spec = _spec(description="d", working_dir="/w", image_pull_secret="regcred",
+                 env_from=[EnvSource("secret", "hf")],
+                 source_volumes=[SourceVolume("configmap", "cfg", "/etc/cfg")],
+                 node_affinity=read_node_affinity("zone In a,b")[0])
+    code = sdk_code(spec).split("\njob = ")[0]  # up to where it creates the job
+    scope: dict = {}
+    exec(compile(code, "sdk", "exec"), scope)  # noqa: S102 (our own generated program)
+    assert build_manifest(scope["spec"]) == build_manifest(spec)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from odh.training.checks.affinity import node_affinity_text, read_node_affinity
 from odh.training.checks.syntax import (
     command_text,
     pairs_text,
@@ -28,7 +29,7 @@ from odh.training.checks.syntax import (
     tolerations_text,
 )
 from odh.training.kinds import JobKind, default_kind, kind_for_manifest
-from odh.training.kinds.jobspec import EnvSource, SourceVolume
+from odh.training.kinds.jobspec import EnvSource, NodeRequirement, SourceVolume
 from odh.training.manifests.retries import (
     PLATFORM,
     RETRIES_ANNOTATION,
@@ -116,6 +117,7 @@ def data_from_spec(spec: JobSpec) -> dict:
                     for v in spec.volumes],
         "gpu_product": gpu_product,
         "node_selector": pairs_text(selector),
+        "node_affinity": node_affinity_text(getattr(spec, "node_affinity", [])),
         "tolerations": tolerations_text(spec.tolerations),
         "priority_class": spec.priority_class,
         "queue_name": spec.queue_name,
@@ -188,6 +190,13 @@ def _read_retries(result: ReadResult, data: dict, annotations: dict[str, str]
     except ValueError as e:
         result.add("retry_on", str(e))
         return annotations
+
+
+def _read_node_affinity(result: ReadResult, raw: str) -> list[NodeRequirement]:
+    requirements, problems = read_node_affinity(raw)
+    for problem in problems:
+        result.add("node_affinity", problem)
+    return requirements
 
 
 def _read_command(result: ReadResult, raw: str) -> list[str]:
@@ -283,6 +292,7 @@ def spec_from_data(data: dict, base: dict | None = None,
         volumes=volumes,
         node_selector=selector,
         tolerations=_read_tolerations(result, text("tolerations")),
+        node_affinity=_read_node_affinity(result, text("node_affinity")),
         priority_class=text("priority_class").strip(),
         queue_name=text("queue_name").strip(),
         queue_priority=text("queue_priority").strip(),

@@ -21,7 +21,7 @@ ESSENTIAL_RESOURCE_FIELDS = ("workers", "cpu_per_worker", "memory_per_worker",
                              "gpus_per_worker")
 ADVANCED_FIELDS = (
     "launcher_cpu", "launcher_memory", "slots_per_worker", "mpi_implementation",
-    "gpu_product", "node_selector", "tolerations", "priority_class", "queue_name",
+    "gpu_product", "node_selector", "node_affinity", "tolerations", "priority_class", "queue_name",
     "queue_priority", "clean_pod_policy", "ttl_seconds_after_finished", "backoff_limit",
     "launcher_creation_policy", "disable_sidecar_injection", "labels", "annotations",
     "retries", "retry_on",

@@ -196,6 +196,10 @@ class ResourcesForm(WizardStepForm):
     gpu_product = _choice(_("GPU type"), [], _("Run the Workers on nodes with this GPU model."))
     node_selector = _lines(_("Node selector"), _("Other node labels the Workers need, one "
                                                  "key=value per line."), rows=2)
+    node_affinity = _lines(_("Node affinity"), _("Node labels the Workers and the Launcher "
+                                                 "require, one per line: key In v1,v2 · key "
+                                                 "NotIn v1 · key Exists · key DoesNotExist. "
+                                                 "All lines must hold."), rows=2)
     tolerations = _lines(_("Tolerations"), _("Taints the pods tolerate, one per line: "
                                              "key=value:Effect, key:Effect or key (any value)."),
                          rows=2)

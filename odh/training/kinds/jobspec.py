@@ -109,6 +109,51 @@ class SourceVolume:
             self.volume = f"{self.kind}-{stem}"[:63].rstrip("-")
 
 
+NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_REQUIRED_TERMS = ["affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                   "nodeSelectorTerms"]
+
+
+@dataclass
+class NodeRequirement:
+    """A node label the pods require (node affinity, required at scheduling): `key`
+    `operator` (In, NotIn: one of `values`; Exists, DoesNotExist: no values)."""
+
+    key: str
+    operator: str = "In"
+    values: list[str] = field(default_factory=list)
+
+    def to_manifest(self) -> dict:
+        entry: dict = {"key": self.key, "operator": self.operator}
+        if self.values:
+            entry["values"] = list(self.values)
+        return entry
+
+    @classmethod
+    def from_manifest(cls, entry: dict) -> NodeRequirement:
+        values = entry.get("values")
+        return cls(key=str(entry.get("key", "")), operator=str(entry.get("operator", "")),
+                   values=[str(v) for v in values] if isinstance(values, list) else [])
+
+
+def read_node_requirements(pod_spec: dict) -> list[NodeRequirement]:
+    """The required node affinity of a pod spec, where it is one term of label
+    expressions (what the wizard writes); [] otherwise (a rebuild keeps it as it is)."""
+    terms: object = pod_spec
+    for key in _REQUIRED_TERMS:
+        terms = terms.get(key) if isinstance(terms, dict) else None
+    if not (isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], dict)
+            and set(terms[0]) == {"matchExpressions"}
+            and isinstance(terms[0]["matchExpressions"], list)):
+        return []
+    return [NodeRequirement.from_manifest(e) for e in terms[0]["matchExpressions"]
+            if isinstance(e, dict)]
+
+
+def node_requirements_path() -> list[str]:
+    return list(_REQUIRED_TERMS)
+
+
 @dataclass
 class Toleration:
     key: str

@@ -19,7 +19,8 @@ from odh.training.spec import volume_name_for as _volume_name_for
 
 WIDTH = 99
 INDENT = "    "
-_NESTED = (specs.EnvVar, PVCVolume, specs.Toleration, specs.EnvSource, SourceVolume)
+_NESTED = (specs.EnvVar, PVCVolume, specs.Toleration, specs.EnvSource, SourceVolume,
+           specs.NodeRequirement)
 
 
 def _string(value: str) -> str:

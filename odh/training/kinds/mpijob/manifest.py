@@ -22,7 +22,13 @@ from odh.training.kinds.base import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
 )
-from odh.training.kinds.jobspec import EnvVar, ManifestError, Toleration
+from odh.training.kinds.jobspec import (
+    EnvVar,
+    ManifestError,
+    Toleration,
+    node_requirements_path,
+    read_node_requirements,
+)
 from odh.training.kinds.manifestparts import (
     cloned,
     gpus,
@@ -125,6 +131,7 @@ def read_manifest(manifest: dict) -> MPIJobSpec:
                                            {})).get("name", "")),
         working_dir=str(launcher.get("workingDir", "")),
         env_from=read_env_from(launcher.get("envFrom")),
+        node_affinity=read_node_requirements(placement),
         source_volumes=read_source_volumes(get_path(launcher_template, ["spec", "volumes"]),
                                            launcher.get("volumeMounts")),
         base=copy.deepcopy(manifest),
@@ -240,9 +247,13 @@ def _write_volumes(m: dict, s: MPIJobSpec) -> None:
 
 
 def _write_placement(key: str, value: Callable[[MPIJobSpec], object]):
+    return _write_placement_path([key], value)
+
+
+def _write_placement_path(path: list[str], value: Callable[[MPIJobSpec], object]):
     def write(m: dict, s: MPIJobSpec) -> None:
         for role in _present_roles(m):
-            put_path(_pod_spec(m, role, s), [key], value(s))
+            put_path(_pod_spec(m, role, s), path, value(s))
     return write
 
 
@@ -317,6 +328,10 @@ _WRITERS: list[tuple[Callable[[MPIJobSpec], object], Callable[[dict, MPIJobSpec]
     (lambda s: s.volumes, _write_volumes),
     (lambda s: s.source_volumes, _write_source_volumes),
     (lambda s: s.node_selector, _write_placement("nodeSelector", lambda s: dict(s.node_selector))),
+    (lambda s: s.node_affinity,
+     _write_placement_path(node_requirements_path(), lambda s: [
+         {"matchExpressions": [r.to_manifest() for r in s.node_affinity]}]
+         if s.node_affinity else None)),
     (lambda s: s.tolerations,
      _write_placement("tolerations", lambda s: [t.to_manifest() for t in s.tolerations])),
     (lambda s: s.priority_class, _write_placement("priorityClassName", lambda s: s.priority_class)),
@@ -335,7 +350,7 @@ _KEY_ORDER = {key: rank for rank, key in enumerate([
     "envFrom", "key", "operator",
     "value", "valueFrom", "effect", "tolerationSeconds", "resources", "requests", "limits",
     "cpu", "memory", GPU_RESOURCE, "volumeMounts", "mountPath", "subPath", "readOnly",
-    "volumes", "persistentVolumeClaim", "claimName", "nodeSelector", "tolerations",
+    "volumes", "persistentVolumeClaim", "claimName", "nodeSelector", "affinity", "tolerations",
     "priorityClassName",
 ])}
 _FREE_FORM = {"labels", "annotations", "nodeSelector", "valueFrom"}

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from odh.training.kinds.base import JobKind
-from odh.training.kinds.jobspec import EnvSource, EnvVar, PVCVolume, SourceVolume, Toleration
+from odh.training.kinds.jobspec import (
+    EnvSource,
+    EnvVar,
+    NodeRequirement,
+    PVCVolume,
+    SourceVolume,
+    Toleration,
+)
 from odh.training.kinds.manifestparts import lift_metadata
 
 LAUNCHER, WORKER = "Launcher", "Worker"
@@ -70,6 +77,8 @@ class MPIJobSpec:
     env_from: list[EnvSource] = field(default_factory=list)
     # Secrets and ConfigMaps mounted as files
     source_volumes: list[SourceVolume] = field(default_factory=list)
+    # node labels the pods require (node affinity, beside the node selector)
+    node_affinity: list[NodeRequirement] = field(default_factory=list)
     base: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

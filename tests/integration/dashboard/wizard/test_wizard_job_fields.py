@@ -188,3 +188,33 @@ def test_whole_secrets_and_configmaps_become_variables_and_files(alice, cluster_
         assert {"name": "secret-hf", "mountPath": "/etc/hf", "readOnly": True} \
             in container["volumeMounts"]
         assert {"name": "secret-hf", "secret": {"secretName": "hf"}} in pod["volumes"]
+
+
+def test_node_affinity_beside_the_node_selector_reaches_the_job(alice, cluster_jobs):
+    key = start(alice)
+    name = unique("wiz-aff")
+    post_step(alice, key, "configuration", action="back", namespace=NS)
+    # a line that is not a requirement is refused, saying how to write one, and kept
+    r = post_step(alice, key, "resources", node_affinity="zone near a")
+    body = html.unescape(r.content.decode())
+    assert r.status_code == 200
+    assert "is not a node requirement: write a node label's key, then In, NotIn" in body
+    assert '<label class="pf-v6-c-form__label" for="id_node_affinity">' in body
+    assert "zone near a</textarea>" in body
+    post_step(alice, key, "resources", action="back", node_selector="pool=gpu",
+              node_affinity="kubernetes.io/hostname NotIn cpu-0\nkubernetes.io/os In linux")
+    flow.fill(alice, key, name=name, namespace=NS, workers=1)
+    review = html.unescape(alice.get(step_url(key, "review")).content.decode())
+    assert "<code>kubernetes.io/hostname NotIn cpu-0</code>" in review
+    assert "NodeRequirement(" in review  # the SDK code
+    cluster_jobs.track(NS, name)
+    assert flow.create(alice, key).status_code == 302
+    job = cluster_jobs.get(NS, name)
+    for role in ("Launcher", "Worker"):
+        pod = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["nodeSelector"] == {"pool": "gpu"}
+        terms = pod["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert terms == [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["cpu-0"]},
+            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]
