@@ -88,6 +88,7 @@ urlpatterns = [
     path(NEW + "advice/", wizard.job_new_advice, name="training-job-new-advice"),
     path(NEW + "make-room/", wizard.job_new_make_room, name="training-job-new-make-room"),
     path(NEW + "create/", wizard.job_new_create, name="training-job-new-create"),
+    path(NEW + "yaml/", wizard.job_new_yaml, name="training-job-new-yaml"),
     path(NEW + "template/", wizard.job_new_save_template,
          name="training-job-new-save-template"),
     path(NEW + "<str:step>/", wizard.job_new_step, name="training-job-new-step"),

@@ -16,7 +16,8 @@ step into it, `changes` a fix); `training.wizard.checks` and
 - `live`: what htmx asks while a person types (a field's message, the resource check and
   its suggested fixes), and the advice from similar past runs applied;
 - `create`: creating the job, saving the configuration as a template;
-- `copies`: Clone and Retry of an existing MPIJob (or of its history record).
+- `copies`: Clone and Retry of an existing MPIJob (or of its history record);
+- `yamlmode`: the draft edited as its manifest's YAML, read back into the form.
 """
 
 from training.views.wizard.base import DRAFT_MAX_AGE, INPUT_URLS, STEPS, keep_posted_input
@@ -30,9 +31,11 @@ from training.views.wizard.live import (
 )
 from training.views.wizard.room import job_new_make_room
 from training.views.wizard.steps import IMPORT_MAX_BYTES, import_too_big, job_new, job_new_step
+from training.views.wizard.yamlmode import job_new_yaml
 
 __all__ = ["DRAFT_MAX_AGE", "IMPORT_MAX_BYTES", "INPUT_URLS", "STEPS", "import_too_big",
            "job_new", "job_new_advice", "job_new_check", "job_new_create", "job_new_fix",
            "job_new_make_room",
            "job_new_save_template",
-           "job_new_step", "job_new_validate", "job_retry", "keep_posted_input"]
+           "job_new_step", "job_new_validate", "job_new_yaml", "job_retry",
+           "keep_posted_input"]
