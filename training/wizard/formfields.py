@@ -33,6 +33,10 @@ ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", 
               # a Secret or ConfigMap ("secret/<name>"): all its keys as variables, or
               # mounted as files
               "env_from": ("source",), "source_volumes": ("source", "mount_path")}
+# The simple mode (training.wizard.simple): the draft's mark, and what its one step asks
+# besides the Configuration step's fields
+SIMPLE_KEY = "_simple"
+SIMPLE_RESOURCE_FIELDS = ("workers", "gpus_per_worker")
 STEP_FIELDS = {"configuration": CONFIGURATION_FIELDS, "resources": RESOURCE_FIELDS}
 CHECKBOX_FIELDS = ("disable_sidecar_injection",)
 INT_FIELDS = ("workers", "gpus_per_worker", "slots_per_worker", "ttl_seconds_after_finished",

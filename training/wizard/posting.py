@@ -12,6 +12,8 @@ from training.wizard.formfields import (
     MAX_ROWS,
     ROW_FIELDS,
     ROW_PREFIX,
+    SIMPLE_KEY,
+    SIMPLE_RESOURCE_FIELDS,
     STEP_FIELDS,
     form_text,
 )
@@ -24,7 +26,10 @@ def merge_post(data: dict, post, step: str) -> dict:
     posted step form are off; row lists are rebuilt from their `env-<i>-name` style fields.
     """
     merged = copy.deepcopy(data)
-    for name in STEP_FIELDS.get(step, ()):
+    names = STEP_FIELDS.get(step, ())
+    if step == "configuration" and data.get(SIMPLE_KEY):  # the simple mode's one step
+        names = (*names, *SIMPLE_RESOURCE_FIELDS)
+    for name in names:
         if name in CHECKBOX_FIELDS:
             merged[name] = "on" if post.get(name) else ""
         elif name in post:

@@ -33,6 +33,16 @@ class JobCalls(ApiCalls):
             item.setdefault("kind", kind.kind)
         return items
 
+    def list_jobs_page(self, kind: JobKind, namespace: str, limit: int
+                       ) -> tuple[list[Obj], bool]:
+        """The first `limit` jobs of a project (one bounded request), and whether it holds
+        more."""
+        require_names(namespace)
+        found = self._call(self.custom.list_namespaced_custom_object, kind.group, kind.version,
+                           namespace, kind.plural, namespace=namespace, limit=limit)
+        more = bool((found.get("metadata") or {}).get("continue"))
+        return list(found.get("items") or []), more
+
     def get_job(self, kind: JobKind, namespace: str, name: str) -> Obj:
         require_names(namespace, name, kind.plural)
         return self._call(self.custom.get_namespaced_custom_object, kind.group, kind.version,

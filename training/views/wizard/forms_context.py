@@ -34,6 +34,13 @@ def form_data(data: dict, names) -> dict:
     return {name: data.get(name, "") for name in names}
 
 
+def simple_resources_form(data: dict, validate_url: str, shown: dict,
+                          kind: JobKind) -> ResourcesForm:
+    """The Workers and GPUs the simple mode asks on its one step."""
+    return ResourcesForm(data=form_data(data, formfields.SIMPLE_RESOURCE_FIELDS),
+                         validate_url=validate_url, messages=shown, kind=kind)
+
+
 def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
                       shown: dict, runtimes: RuntimeChoices, sources: SourceKeys) -> dict:
     form = ResourcesForm(data=form_data(data, formfields.RESOURCE_FIELDS),

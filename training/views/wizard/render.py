@@ -27,8 +27,12 @@ from odh.training.spec import JobSpec, build_manifest, manifest_yaml
 from training import permissions, prices
 from training.models import JobTemplate, WizardDraft
 from training.views.wizard.base import STEPS, may_share_in, step_title, step_url, submitted_steps
-from training.views.wizard.forms_context import configuration_form, resources_context
-from training.wizard import changes, checks, drafts, formfields
+from training.views.wizard.forms_context import (
+    configuration_form,
+    resources_context,
+    simple_resources_form,
+)
+from training.wizard import changes, checks, drafts, formfields, simple
 from training.wizard import queue as wizard_queue
 from training.wizard.advice import advice_for_user
 from training.wizard.forms import ImportForm, SaveTemplateForm
@@ -84,6 +88,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                                            if p.name in creatable],
                              _("%(value)s (not one of your projects)"))
             context["form"] = form
+            if simple.is_simple(data):  # the Workers and GPUs are asked here too
+                context["simple_form"] = simple_resources_form(data, validate_url, shown, kind)
         elif step == "resources":
             context.update(resources_context(data, spec, facts, validate_url, shown, runtimes,
                                              source_keys(client, spec.namespace)))

@@ -39,7 +39,7 @@ from training.views.wizard.render import (
     warn_of_unknown_fields,
 )
 from training.web import params
-from training.wizard import changes, checks, drafts, formfields, posting
+from training.wizard import changes, checks, drafts, formfields, posting, simple
 from training.wizard.forms import ImportForm
 
 IMPORT_MAX_BYTES = 256 * 1024
@@ -121,8 +121,10 @@ def _start(request: HttpRequest, draft: WizardDraft | None, client: ClusterClien
             draft.kind = kind.slug
             draft.save()
         return redirect(step_url(draft, "configuration"))
-    return _begin(request, None, fresh_data(request, projects, kind.new_spec(),
-                                            creatable=creatable), "", None, kind)
+    data = fresh_data(request, projects, kind.new_spec(), creatable=creatable)
+    if simple.first_job(client, request.user.get_username(), data.get("namespace", ""), kind):
+        data[simple.SIMPLE_KEY] = True
+    return _begin(request, None, data, "", None, kind)
 
 
 def _chosen_kind(request: HttpRequest, client: ClusterClient, slug: str) -> JobKind | None:
@@ -205,6 +207,10 @@ def _post_step_without_cluster(request: HttpRequest, draft: WizardDraft,
             draft.save()
             return redirect(step_url(draft, step) + f"#{rows}")
     action = post.get("action", "next")
+    if action == "full":  # out of the simple mode, with everything typed
+        draft.data = {**draft.data, simple.SIMPLE_KEY: False}
+        draft.save()
+        return redirect(step_url(draft, step))
     if action == "cancel":
         draft.delete()
         messages.info(request, _("The new job was cancelled; nothing was created."))
@@ -219,14 +225,22 @@ def _check_step(request: HttpRequest, draft: WizardDraft, step: str, client: Clu
     """Next: on to the next step, or this one again with its messages."""
     _facts, _spec, found = checks.check_draft_for_user(client, draft.data, draft.base, projects,
                                                         draft.job_kind)
-    if checks.errors_in(found, step):
+    in_simple = step == "configuration" and simple.is_simple(draft.data)
+    asked = {**checks.errors_in(found, "resources"), **checks.errors_in(found, step)} \
+        if in_simple else checks.errors_in(found, step)
+    if in_simple:  # the simple mode asks for the Workers and GPUs here, and goes to Review
+        asked = {k: v for k, v in asked.items()
+                 if k in (*simple.RESOURCE_FIELDS, *formfields.CONFIGURATION_FIELDS)}
+    if asked:
         draft.data["_submitted"] = sorted({*submitted_steps(draft), step})
         draft.save()
         return render_step(request, draft, step, client=client, projects=projects,
                             extra={"step_has_errors": True})
     draft.data["_submitted"] = [s for s in submitted_steps(draft) if s != step]
+    if in_simple:
+        draft.data = changes.with_workers_chosen(draft.data)
     draft.save()
-    return redirect(step_url(draft, STEPS[STEPS.index(step) + 1]))
+    return redirect(step_url(draft, "review" if in_simple else STEPS[STEPS.index(step) + 1]))
 
 
 def import_too_big(request: HttpRequest) -> HttpResponse | None:

@@ -71,8 +71,9 @@ def _mpijob_lists(cluster) -> int:
 
 def test_it_names_the_taken_one_among_2000_jobs_without_listing_them(alice_on_big,
                                                                       big_cluster):
+    key = start(alice_on_big)  # (a new draft reads one page of the project's jobs: is
+    # this the person's first job? training/wizard/simple.py)
     lists_before = _mpijob_lists(big_cluster)
-    key = start(alice_on_big)
     taken = post_step(alice_on_big, key, "configuration", namespace=NS, name="bulk-1234",
                       image="quay.io/x/y:1", command="python train.py")
     assert taken.status_code == 200

@@ -127,6 +127,8 @@ def post_step(client, key: str, step: str, action: str = "next", **changes):
 def fill(client, key: str, *, name: str, namespace: str = "team-cv", workers: int = 2,
          image: str = "quay.io/opendatahub/horovod:0.28.1-pytorch2.1",
          command: str = "horovodrun -np 2 python /workspace/train.py", **resources) -> None:
+    if draft(key).data.get("_simple"):  # a first job starts simple: the full wizard here
+        post_step(client, key, "configuration", action="full")
     r = post_step(client, key, "configuration", namespace=namespace, name=name, image=image,
                   command=command)
     assert r.status_code == 302, _problems(r)
