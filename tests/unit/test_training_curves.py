@@ -223,3 +223,17 @@ def test_prometheus_series_replace_the_logs_of_the_same_name():
     assert "loss@epoch" in log.series  # the log's own reader is left as it was
     assert with_pushed(log, {}) is log
     assert training_charts(with_pushed(None, pushed_curves(PUSHED)))[0]["name"] == "loss"
+
+
+def test_a_run_ends_with_each_metrics_last_value_the_well_known_first():
+    from odh.training.logs.curves import CurveReader
+    from odh.training.metrics.training import final_figures
+
+    reader = CurveReader({"series": [
+        {"name": "lr", "per": "step", "points": [[1, 1, 0.1, None], [2, 1, 0.05, None]]},
+        {"name": "accuracy", "per": "step", "points": [[1, 1, 0.5, None], [2, 1, 0.8, None]]},
+        {"name": "loss", "per": "step", "points": [[1, 1, 2.0, None], [2, 1, 0.9, None]]},
+        {"name": "loss", "per": "epoch", "points": [[None, 1, 1.0, None]]}]})
+    assert final_figures(reader) == [("Loss", 1), ("Accuracy", 0.8), ("Learning rate", 0.05)]
+    assert final_figures(reader, most=1) == [("Loss", 1)]
+    assert final_figures(None) == []

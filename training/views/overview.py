@@ -36,4 +36,23 @@ def overview_context(request: HttpRequest, kind: JobKind, project: str, detail: 
                                               detail.job),
         "description": str(as_dict(get_path(detail.job, ["metadata", "annotations"])).get(
             DESCRIPTION) or "").strip(),
+        "run_summary": run_summary(request, project, detail),
     }
+
+
+def run_summary(request: HttpRequest, project: str, detail: JobDetail) -> dict | None:
+    """A succeeded run's card (the UX analysis' success card): what its training ended with
+    (the last values of its Training curves, when its log had some and the person may read
+    it), its GPU-hours (the job history's) and its duration; None for any other job."""
+    from odh.training.metrics.training import final_figures
+    from odh.training.status.summary import JobStatus
+    from training.curves.access import curves_for_user
+    from training.models import JobHistory
+
+    summary = detail.summary
+    if summary.status != JobStatus.SUCCEEDED or not summary.uid:
+        return None
+    record = JobHistory.objects.filter(uid=summary.uid).first()
+    return {"final": final_figures(curves_for_user(request, project, summary.uid)),
+            "gpu_hours": record.gpu_hours if record is not None else None,
+            "duration": summary.duration_seconds()}

@@ -69,6 +69,25 @@ def _plain(x: float) -> float:
     return int(x) if float(x).is_integer() else round(x, 4)
 
 
+# the figures a finished run's summary names first, as they are most often logged
+FIRST = ("loss", "accuracy", "acc", "perplexity", "img/sec", "images/sec", "samples/sec",
+         "tokens/sec")
+
+
+def final_figures(reader: CurveReader | None, most: int = 4) -> list[tuple[str, float]]:
+    """What a run ended with: each metric's last value (its last end-of-epoch summary where
+    it logged some, else its last step), as (title, value), the well-known ones first
+    (loss, accuracy, throughput), at most `most`; [] without curves."""
+    if reader is None:
+        return []
+    found = []
+    for name, series in _by_name(reader).items():
+        last = next((s for s in series if s.per == EPOCH and s.points), series[-1])
+        found.append((name, metric_title(name), _plain(last.points[-1][2])))
+    found.sort(key=lambda f: (FIRST.index(f[0]) if f[0] in FIRST else len(FIRST), f[0]))
+    return [(title, value) for _name, title, value in found[:most]]
+
+
 def training_charts(reader: CurveReader | None) -> list[dict]:
     """The Training group's charts: `key`, `title`, `name` (as logged), `axis` (STEP or
     EPOCH), `traces` ({"per", "label", "x", "y"}), and `rows` for the table under it;
