@@ -266,6 +266,9 @@ PROMETHEUS_URL = env_url("PROMETHEUS_URL")
 # The OpenShift web console (https://console-openshift-console.apps.<cluster>); set, the
 # Overview links each pod to it (<console>/k8s/ns/<namespace>/pods/<pod>). Unset: no link.
 CONSOLE_URL = env_url("CONSOLE_URL").rstrip("/")
+# OpenShift AI's own dashboard: a succeeded run's card links to its project's models there
+# (where model serving is installed), else gives the `oc` command that deploys the model
+ODH_DASHBOARD_URL = env_url("ODH_DASHBOARD_URL").rstrip("/")
 # The CA that signed Prometheus's certificate; unset: the cluster's CA (from the kubeconfig or
 # the service account). On OpenShift the Thanos querier's certificate comes from the service
 # CA: /var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt inside the cluster.

@@ -36,14 +36,16 @@ def overview_context(request: HttpRequest, kind: JobKind, project: str, detail: 
                                               detail.job),
         "description": str(as_dict(get_path(detail.job, ["metadata", "annotations"])).get(
             DESCRIPTION) or "").strip(),
-        "run_summary": run_summary(request, project, detail),
+        "run_summary": run_summary(request, kind, project, detail),
     }
 
 
-def run_summary(request: HttpRequest, project: str, detail: JobDetail) -> dict | None:
+def run_summary(request: HttpRequest, kind: JobKind, project: str, detail: JobDetail
+                ) -> dict | None:
     """A succeeded run's card (the UX analysis' success card): what its training ended with
     (the last values of its Training curves, when its log had some and the person may read
-    it), its GPU-hours (the job history's) and its duration; None for any other job."""
+    it), its GPU-hours (the job history's), its duration, and how to deploy its model
+    (odh.training.artifacts.serving); None for any other job."""
     from odh.training.metrics.training import final_figures
     from odh.training.status.summary import JobStatus
     from training.curves.access import curves_for_user
@@ -55,4 +57,33 @@ def run_summary(request: HttpRequest, project: str, detail: JobDetail) -> dict |
     record = JobHistory.objects.filter(uid=summary.uid).first()
     return {"final": final_figures(curves_for_user(request, project, summary.uid)),
             "gpu_hours": record.gpu_hours if record is not None else None,
-            "duration": summary.duration_seconds()}
+            "duration": summary.duration_seconds(),
+            "deploy": _deploy(request, kind, project, detail)}
+
+
+SERVING_KEY, SERVING_TTL = "kserve-served", 300
+
+
+def _deploy(request: HttpRequest, kind: JobKind, project: str, detail: JobDetail):
+    from django.conf import settings
+    from django.core.cache import cache
+
+    from odh.training import errors
+    from odh.training.artifacts import serving
+    from odh.training.artifacts.outputs import find_outputs
+    from training.cluster import user_client
+
+    outputs = find_outputs(kind, detail.job).outputs
+    if not outputs:
+        return None
+    installed = cache.get(SERVING_KEY)
+    if installed is None and settings.ODH_DASHBOARD_URL:
+        try:
+            with user_client(request) as client:
+                installed = client.serves(serving.GROUP, serving.VERSION)
+        except errors.ClusterError:
+            installed = False
+        cache.set(SERVING_KEY, installed, SERVING_TTL)
+    return serving.deploy(detail.summary.name, project, outputs,
+                          [str(detail.job.get("spec") or "")], bool(installed),
+                          settings.ODH_DASHBOARD_URL)

@@ -145,6 +145,13 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
                   for v in g.get("versions") or []}
         return [k for k in KINDS.values() if (k.group, k.version) in served]
 
+    def serves(self, group: str, version: str) -> bool:
+        """Whether the cluster has that API group at that version (discovery)."""
+        groups = self._call(k8s.ApisApi(self.api_client).get_api_versions)
+        return any(g.get("name") == group and any(v.get("version") == version
+                                                  for v in g.get("versions") or [])
+                   for g in groups.get("groups") or [])
+
     # -- other custom resources (a kind's own: the Trainer's runtimes) ----------------------
     def list_custom(self, group: str, version: str, plural: str, namespace: str = ""
                     ) -> list[Obj]:

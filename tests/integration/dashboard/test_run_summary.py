@@ -55,6 +55,11 @@ def test_a_succeeded_run_says_what_it_ended_with(alice, demo_cluster):
     assert "12.50" in text_of(body, "job-run-gpu-hours")
     assert 'id="job-run-again" href="/jobs/new/?clone=team-cv/mpijob/resnet50-imagenet"' \
         in body
+    # where it wrote its model (--output_dir on its claim): deployed with KServe; this
+    # cluster has no model serving, so the card gives the command
+    command = text_of(body, "job-deploy-command")
+    assert command.startswith("oc apply -n team-cv -f - <<'EOF'")
+    assert "kind: InferenceService" in command and "storageUri: pvc://" in command
 
 
 def test_only_a_succeeded_run_has_one(alice):
