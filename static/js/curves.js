@@ -23,11 +23,15 @@
     if (!source) return;
     var charts = JSON.parse(source.textContent);
     var c = window.dashboardChartColours();
-    var config = {responsive: true, displaylogo: false, displayModeBar: "hover",
-                  modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
     charts.forEach(function (chart) {
       var gd = root.querySelector('[data-curve="' + chart.key + '"]');
       if (!gd) return;
+      // a narrow chart (a phone) keeps a mode bar of one row, within the top margin: fewer
+      // buttons, so it never wraps down over the plot and its hover box
+      var narrow = gd.clientWidth && gd.clientWidth < 360;
+      var config = {responsive: true, displaylogo: false, displayModeBar: "hover",
+                    modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"].concat(
+                      narrow ? ["zoomIn2d", "zoomOut2d", "pan2d"] : [])};
       gd.textContent = "";
       var traces = chart.traces.map(function (t, i) {
         return {type: "scatter", mode: t.x.length > 1 ? "lines+markers" : "markers",
