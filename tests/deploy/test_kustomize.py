@@ -306,11 +306,14 @@ def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs(
     (role,) = m.find(m.build("base"), "ClusterRole", "mpijob-dashboard-watcher")
     verbs = {v for rule in role["rules"] for v in rule["verbs"]}
     assert verbs == {"get", "list", "watch", "patch", "create"}
-    # create: only SubjectAccessReviews, asked before each notification it sends (README,
-    # "Notifications and cost")
+    # create: SubjectAccessReviews, asked before each notification it sends and each retry
+    # it starts (README, "Notifications and cost"), and the training jobs: the automatic
+    # retries, in their creator's name after that review (README, "Automatic retry")
     created = {(g, r) for rule in role["rules"] if "create" in rule["verbs"]
                for g in rule["apiGroups"] for r in rule["resources"]}
-    assert created == {("authorization.k8s.io", "subjectaccessreviews")}
+    assert created == {("authorization.k8s.io", "subjectaccessreviews"),
+                       ("kubeflow.org", "mpijobs"), ("kubeflow.org", "pytorchjobs"),
+                       ("kubeflow.org", "tfjobs"), ("trainer.kubeflow.org", "trainjobs")}
     # patch: the kept evidence it writes on a job (README, "Evidence kept")
     patched = {r for rule in role["rules"] if "patch" in rule["verbs"]
                for r in rule["resources"]}

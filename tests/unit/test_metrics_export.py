@@ -64,7 +64,8 @@ def test_chart_names_come_in_the_metrics_tabs_order_and_unknown_ones_are_named()
                                                                 "disk_read"]
     assert chart_names("cpu") == ["cpu"]
     with pytest.raises(ValueError, match=r"Unknown metric loss: use gpu_util, gpu_memory, "
-                                         r"cpu, memory, training"):
+                                         r"cpu, memory, network_receive, network_transmit, "
+                                         r"disk_read, disk_write, training"):
         chart_names(["cpu", "loss"])
 
 

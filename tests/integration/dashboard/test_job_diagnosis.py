@@ -448,7 +448,8 @@ def test_an_image_the_registry_refuses_is_fixed_by_a_clone_with_a_pull_secret(
     step_url = alice.get(link)["Location"]
     step = alice.get(step_url).content.decode()
     assert_valid(step)
-    assert re.search(r'name="image_pull_secret"[^>]*value="quay-cv-robot"', step)
+    # the project's pull secrets are listed for alice: the fix's one is chosen
+    assert re.search(r'<option value="quay-cv-robot" selected>quay-cv-robot</option>', step)
     assert "Changed by the suggested fix (Clone using the pull secret “quay-cv-robot”)" \
         in _text(step)
     # the review's manifest pulls with it, in the Launcher's and the Workers' pods
