@@ -42,13 +42,12 @@ def e2e_cluster(tmp_path_factory):
 
 
 def _register_redirect(cluster, port: int) -> None:
-    from kubernetes import client
+    """Added to the OAuthClient's redirect URIs, never in place of them: a second dashboard
+    on the session's cluster (test_wizard_advice.py) must leave the session's own sign-in
+    working."""
+    from tests.dashboard_support import register_redirect_uri
 
-    with cluster.api_client("admin") as api:
-        client.CustomObjectsApi(api).patch_cluster_custom_object(
-            "oauth.openshift.io", "v1", "oauthclients", "mpijob-dashboard",
-            {"redirectURIs": [f"http://127.0.0.1:{port}/oauth/callback/"]},
-            _content_type="application/merge-patch+json")
+    register_redirect_uri(cluster, f"http://127.0.0.1:{port}/oauth/callback/")
 
 
 @contextmanager
