@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import yaml
 
 from tests import plan_cluster
 from tests.plan_cluster import IMAGE, NS
+from tests.waiting import wait_until
 
 cluster, alice = plan_cluster.cluster, plan_cluster.alice
 BIN = Path(sys.executable).parent
@@ -157,10 +157,9 @@ def test_list_by_user_and_delete_by_label_and_status(sh):
                   "--annotation simcluster.io/failure-after-seconds=1").returncode == 0
     mine = sh("odh training list mpijob --user alice")
     assert "uc-del-a" in mine.stdout and "uc-del-b" in mine.stdout
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and "uc-del-b" not in sh(
-            "odh training list mpijob --status Failed -l team=nlp").stdout:
-        time.sleep(1)
+    wait_until(lambda: all(name in sh("odh training list mpijob --status Failed -l team=nlp"
+                                      ).stdout for name in ("uc-del-a", "uc-del-b")),
+               120, message="both jobs Failed")
     gone = sh("odh training delete mpijob -l team=nlp --status Failed --confirm")
     assert gone.returncode == 0, gone.stderr
     assert f"{NS}/uc-del-a: deleted" in gone.stdout and f"{NS}/uc-del-b: deleted" in gone.stdout
