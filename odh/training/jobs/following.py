@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from odh.training import errors
-from odh.training.cluster.jobwatch import WINDOW, job_changes
+from odh.training.cluster.jobwatch import BACKOFF, WINDOW, job_changes
 from odh.training.i18n import _
 from odh.training.jobstatus import JobStatus, Phase, StatusNow
 from odh.training.kinds import JobKind
@@ -80,10 +80,24 @@ class JobFollowing:
                                deadline=deadline, window=window):
             if obj is None:
                 return
-            current = self.status()
+            current = self._status_through_cuts(deadline)
             yield current
             if current.is_finished:
                 return
+
+    def _status_through_cuts(self, deadline: float | None) -> StatusNow:
+        """`status`, read again after a back-off when the connection drops mid-read (as the
+        watch beside it does), so a wait of hours survives a network blip; still
+        unreachable at `deadline`, ClusterUnavailable is raised."""
+        delay = BACKOFF[0]
+        while True:
+            try:
+                return self.status
+            except errors.ClusterUnavailable:
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, BACKOFF[1])
 
     def watch(self, timeout: float | None = None) -> Iterator[JobStatus]:
         """Each new status as it happens (driven by a watch on the job, not by polling),
