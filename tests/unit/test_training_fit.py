@@ -9,6 +9,8 @@ import pytest
 
 from odh.training import MPIJobSpec
 from odh.training.capacity.fit import Fix, check_fit
+from odh.training.capacity.nodes import node_sizes
+from odh.training.kinds.jobspec import NodeRequirement
 from odh.training.manifests.totals import Totals, totals_for
 
 GI = 2**30
@@ -400,6 +402,52 @@ def test_a_node_selector_no_node_matches():
     assert report.node_problem == ("No node has the labels gpu-type=h100 that the node selector "
                                    "asks for: change or remove the node selector.")
     assert report.fixes == [Fix("Remove the node selector", {"node_selector": {}})]
+
+
+def test_a_node_affinity_no_node_meets_is_named():
+    job = spec(node_affinity=[NodeRequirement("gpu-type", "In", ["h100", "a100"])])
+    report = check_fit(job, [], [], NODES, "team-nlp")
+    assert not report.fits
+    assert report.node_problem == ("No node meets the node affinity gpu-type In h100,a100: "
+                                   "change or remove the node affinity.")
+    assert report.fixes == [Fix("Remove the node affinity", {"node_affinity": []})]
+
+
+def test_nodes_that_do_not_meet_the_node_affinity_do_not_count():
+    # without the rule the A100 node holds 8 GPUs; only the T4 node meets it
+    job = spec(gpus_per_worker=8, workers=1,
+               node_affinity=[NodeRequirement("gpu-type", "Exists")])
+    report = check_fit(job, [], [], NODES, "team-nlp")
+    assert report.node_problem == (
+        "No node can run a Worker with 8 GPUs: the largest GPU node has 4 (gpu-t4-0). Only nodes "
+        "that meet the node affinity gpu-type Exists count.")
+    job = spec(gpus_per_worker=8, workers=1,
+               node_affinity=[NodeRequirement("gpu-type", "DoesNotExist")])
+    assert check_fit(job, [], [], NODES, "team-nlp").node_problem == ""
+
+
+def test_a_node_selector_and_a_node_affinity_that_leave_no_node_together():
+    job = spec(gpus_per_worker=1, node_selector={"gpu-type": "t4"},
+               node_affinity=[NodeRequirement("gpu-type", "NotIn", ["t4"])])
+    report = check_fit(job, [], [], NODES, "team-nlp")
+    assert report.node_problem == (
+        "No node with the labels gpu-type=t4 (the node selector) also meets the node affinity "
+        "gpu-type NotIn t4: change or remove one of them.")
+    assert report.fixes == [Fix("Remove the node affinity", {"node_affinity": []})]
+
+
+def test_the_room_now_counts_only_nodes_meeting_the_node_affinity():
+    # right now the T4 node's GPUs are taken; the A100 node has room, but the rule leaves
+    # only the T4 node
+    room = node_sizes([NODES[0], NODES[1], node("gpu-t4-0", "32", "128Gi", 0,
+                                                {"gpu-type": "t4"})])
+    job = spec(workers=1, gpus_per_worker=2, cpu_per_worker="8", memory_per_worker="8Gi",
+               node_affinity=[NodeRequirement("gpu-type", "In", ["t4"])])
+    report = check_fit(job, [], [], NODES, "team-nlp", room=room)
+    assert not report.fits and report.problems == [
+        "Right now no node has room for a Worker (8 CPU, 8Gi, 2 GPUs): other jobs hold it."]
+    free = dataclasses.replace(job, node_affinity=[])
+    assert check_fit(free, [], [], NODES, "team-nlp", room=room).fits
 
 
 def test_unknown_nodes_mean_nothing_is_said_about_them():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+from odh.training.checks.affinity import node_affinity_text
 from odh.training.checks.syntax import command_text, pairs_text
 from training.wizard.formfields import CONFIGURATION_FIELDS, GPU_PRODUCT_LABEL, RESOURCE_FIELDS
 
@@ -19,6 +20,8 @@ def apply_changes(data: dict, changes: dict) -> dict:
             selector = {str(k): str(v) for k, v in value.items()}
             merged["gpu_product"] = selector.pop(GPU_PRODUCT_LABEL, "")
             merged[name] = pairs_text(selector)
+        elif name == "node_affinity" and isinstance(value, list):
+            merged[name] = node_affinity_text([r for r in value if hasattr(r, "operator")])
         elif name == "env" and isinstance(value, list):
             merged[name] = [{"name": str(row.get("name", "")), "value": str(row.get("value", "")),
                              "value_from": row.get("value_from")

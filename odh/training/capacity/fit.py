@@ -80,6 +80,12 @@ class FitReport:
         return any(line.resource == COUNT_QUOTA and not line.fits for line in self.lines)
 
 
+def _affinity(spec: JobSpec) -> list:
+    """The spec's required node affinity (a kind without one: none)."""
+    found = getattr(spec, "node_affinity", None)
+    return list(found) if isinstance(found, list) else []
+
+
 def _worker_ready(spec: JobSpec) -> bool:
     return isinstance(spec.workers, int) and isinstance(spec.gpus_per_worker, int) \
         and not isinstance(spec.workers, bool) and spec.workers >= 1
@@ -104,13 +110,13 @@ def _assess(spec: JobSpec, quotas: list[dict], limit_ranges: list[dict],
     problems += unset_compute(spec, quotas, limit_ranges, namespace)
     violations = limit_violations(spec, limit_ranges) if _worker_ready(spec) else []
     problems += [limit_message(v, spec.kind.counts_nodes) for v in violations]
-    selector = as_dict(spec.node_selector)
+    selector, affinity = as_dict(spec.node_selector), _affinity(spec)
     node_texts = [text for text in (
         node_problem(sizes, selector, "Worker", totals.cpu_per_worker,
-                     totals.memory_per_worker, Decimal(totals.gpus_per_worker))
+                     totals.memory_per_worker, Decimal(totals.gpus_per_worker), affinity)
         if totals.workers else "",
         node_problem(sizes, selector, "Launcher", totals.launcher_cpu, totals.launcher_memory,
-                     Decimal(0))) if text]
+                     Decimal(0), affinity)) if text]
     node_text = " ".join(dict.fromkeys(node_texts))
     report = FitReport(fits=not problems and not node_text, totals=totals, lines=lines,
                        problems=problems, fixes=[], node_problem=node_text)
@@ -176,7 +182,7 @@ def _place_now(spec: JobSpec, report: FitReport, room: list[NodeSize]) -> None:
     text = room_problem(room, as_dict(spec.node_selector), totals.workers,
                         totals.cpu_per_worker, totals.memory_per_worker,
                         Decimal(totals.gpus_per_worker), totals.launcher_cpu,
-                        totals.launcher_memory)
+                        totals.launcher_memory, _affinity(spec))
     if not text:
         return
     report.fits = False
@@ -374,7 +380,7 @@ def _limit_split_fixes(spec: JobSpec, report: FitReport, violations: list[LimitV
     a third): up to what the quota holds in all, on the nodes there are; the GPUs per
     Worker kept, and said when their total grows."""
     totals = report.totals
-    candidates = selected(sizes, as_dict(spec.node_selector))
+    candidates = selected(sizes, as_dict(spec.node_selector), _affinity(spec))
     for violation in violations:
         if violation.bound != "max" or violation.field not in ("cpu_per_worker",
                                                                "memory_per_worker"):
@@ -428,10 +434,18 @@ def _round_memory(value: Decimal, rounding: str) -> Decimal:
 
 def _node_fixes(spec: JobSpec, totals: Totals, sizes: list[NodeSize]
                 ) -> Iterator[list[Fix]]:
-    selector = as_dict(spec.node_selector)
-    candidates = selected(sizes, selector)
-    if selector and not candidates:
-        yield [Fix(_("Remove the node selector"), {"node_selector": {}})]
+    selector, affinity = as_dict(spec.node_selector), _affinity(spec)
+    candidates = selected(sizes, selector, affinity)
+    if not candidates and sizes and (selector or affinity):
+        # the rule that leaves no node, removed (the node affinity first where the node
+        # selector alone leaves some)
+        yield [fix for fix in (
+            Fix(_("Remove the node affinity"), {"node_affinity": []})
+            if affinity and selected(sizes, selector) else None,
+            Fix(_("Remove the node selector"), {"node_selector": {}}) if selector else None,
+            Fix(_("Remove the node selector and the node affinity"),
+                {"node_selector": {}, "node_affinity": []}) if selector and affinity else None,
+        ) if fix is not None]
         return
     if not candidates:
         return

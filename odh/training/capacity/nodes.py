@@ -2,13 +2,16 @@
 
 Looks at each node's allocatable CPU, memory and GPUs (status.allocatable, as the API
 returns Node objects) and, when the job has a node selector, only at nodes with those
-labels. Taints, affinity and what is in use right now are not considered: this answers
-"could it ever run here", not "will it start now". An empty node list (most people may
+labels and the required node affinity (`NodeRequirement`s: In, NotIn, Exists,
+DoesNotExist, all of them holding), only at nodes that match both. Taints and what is in
+use right now are not considered: this answers "could it ever run here", not "will it
+start now". An empty node list (most people may
 not list nodes) means nothing is said.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -52,10 +55,54 @@ def node_sizes(nodes: list[dict]) -> list[NodeSize]:
     return sizes
 
 
-def selected(sizes: list[NodeSize], node_selector: dict) -> list[NodeSize]:
+def requirement_holds(requirement: object, labels: dict) -> bool:
+    """Does a node with `labels` meet one required node affinity expression (a
+    `NodeRequirement`, or anything with key, operator and values), as the scheduler reads
+    it? An operator it does not know holds for no node."""
+    key = str(getattr(requirement, "key", ""))
+    operator = str(getattr(requirement, "operator", ""))
+    values = {str(v) for v in getattr(requirement, "values", None) or []}
+    if operator == "In":
+        return key in labels and str(labels[key]) in values
+    if operator == "NotIn":
+        return key not in labels or str(labels[key]) not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return False
+
+
+def selected(sizes: list[NodeSize], node_selector: dict,
+             affinity: Sequence[object] = ()) -> list[NodeSize]:
+    """The nodes with every label of the node selector that meet every requirement of the
+    required node affinity."""
     return [n for n in sizes
             if all(str(n.labels.get(k)) == str(v) and k in n.labels
-                   for k, v in node_selector.items())]
+                   for k, v in node_selector.items())
+            and all(requirement_holds(r, n.labels) for r in affinity)]
+
+
+def _affinity_text(affinity: Sequence[object]) -> str:
+    return "; ".join(" ".join(part for part in (
+        str(getattr(r, "key", "")), str(getattr(r, "operator", "")),
+        ",".join(str(v) for v in getattr(r, "values", None) or [])) if part)
+        for r in affinity)
+
+
+def _no_node_matches(sizes: list[NodeSize], node_selector: dict,
+                     affinity: Sequence[object]) -> str:
+    """What says that no node matches the placement rules, naming the rule that leaves none:
+    the node selector, the node affinity, or the two together."""
+    values = {"labels": _selector_text(node_selector), "rule": _affinity_text(affinity)}
+    if node_selector and not selected(sizes, node_selector):
+        return _("No node has the labels %(labels)s that the node selector asks for: change "
+                 "or remove the node selector.") % values
+    if node_selector:
+        return _("No node with the labels %(labels)s (the node selector) also meets the node "
+                 "affinity %(rule)s: change or remove one of them.") % values
+    return _("No node meets the node affinity %(rule)s: change or remove the node "
+             "affinity.") % values
 
 
 def _largest(sizes: list[NodeSize], attribute: str) -> NodeSize:
@@ -67,15 +114,16 @@ def _selector_text(node_selector: dict) -> str:
 
 
 def node_problem(sizes: list[NodeSize], node_selector: dict, role: str, cpu: Decimal,
-                 memory: Decimal, gpu_count: Decimal) -> str:
+                 memory: Decimal, gpu_count: Decimal,
+                 affinity: Sequence[object] = ()) -> str:
     """Why no node can run one pod of `role` ("Worker" or "Launcher"), or ""."""
     if not sizes:
         return ""
-    candidates = selected(sizes, node_selector)
-    values: dict[str, object] = {"labels": _selector_text(node_selector)}
+    candidates = selected(sizes, node_selector, affinity)
+    values: dict[str, object] = {"labels": _selector_text(node_selector),
+                                 "rule": _affinity_text(affinity)}
     if not candidates:
-        return _("No node has the labels %(labels)s that the node selector asks for: change "
-                 "or remove the node selector.") % values
+        return _no_node_matches(sizes, node_selector, affinity)
     if any(n.holds(cpu, memory, gpu_count) for n in candidates):
         return ""
     worker = role == "Worker"
@@ -110,6 +158,8 @@ def node_problem(sizes: list[NodeSize], node_selector: dict, role: str, cpu: Dec
     text = message % values
     if node_selector:
         text += " " + _("Only nodes with %(labels)s count, as the node selector asks.") % values
+    if affinity:
+        text += " " + _("Only nodes that meet the node affinity %(rule)s count.") % values
     return text
 
 
@@ -131,12 +181,13 @@ def free_sizes(sizes: list[NodeSize], held: dict[str, dict[str, Decimal]],
 
 def workers_placed(free: list[NodeSize], node_selector: dict, workers: int, cpu: Decimal,
                    memory: Decimal, gpu_count: Decimal, launcher_cpu: Decimal,
-                   launcher_memory: Decimal) -> tuple[int, bool]:
+                   launcher_memory: Decimal, affinity: Sequence[object] = ()
+                   ) -> tuple[int, bool]:
     """How many of the Workers the nodes' room now takes, one pod per node's room as the
     scheduler would place them (the GPU nodes with the least room that holds a Worker
     first, so the larger rooms stay for the rest), and whether the Launcher finds a place
     after them. Taints are not considered."""
-    rooms = {n.name: [n.cpu, n.memory, n.gpus] for n in selected(free, node_selector)}
+    rooms = {n.name: [n.cpu, n.memory, n.gpus] for n in selected(free, node_selector, affinity)}
     placed = 0
     for _worker in range(workers):
         fitting = [name for name, room in rooms.items()
@@ -153,12 +204,12 @@ def workers_placed(free: list[NodeSize], node_selector: dict, workers: int, cpu:
 
 def room_problem(free: list[NodeSize], node_selector: dict, workers: int, cpu: Decimal,
                  memory: Decimal, gpu_count: Decimal, launcher_cpu: Decimal,
-                 launcher_memory: Decimal) -> str:
+                 launcher_memory: Decimal, affinity: Sequence[object] = ()) -> str:
     """Why the cluster's nodes cannot start the whole job right now, or ""."""
     if not free:
         return ""
     placed, launcher = workers_placed(free, node_selector, workers, cpu, memory, gpu_count,
-                                      launcher_cpu, launcher_memory)
+                                      launcher_cpu, launcher_memory, affinity)
     values = {"placed": placed, "count": workers,
               "amount": format_resources(cpu or None, memory or None, gpu_count)}
     if placed == 0 and workers:

@@ -127,6 +127,24 @@ def test_a_worker_no_node_can_hold_is_called_out(alice):
     assert "Error:" in text and "node" in text
 
 
+def test_a_node_affinity_no_node_meets_is_named_and_its_fix_removes_it(alice):
+    key = _draft_asking_for(alice, workers=1, gpus=1, namespace=CV)
+    url = step_url(key, "resources")
+    post_step(alice, key, "resources", action="back",
+              node_affinity="nvidia.com/gpu.product In NVIDIA-H200-NOWHERE")
+    page = alice.get(url).content.decode()
+    text = _text(page)
+    assert ("No node meets the node affinity nvidia.com/gpu.product In NVIDIA-H200-NOWHERE: "
+            "change or remove the node affinity.") in text
+    labels = re.findall(r'name="fix" value="(\d+)"[^>]*>([^<]+)</button>', page)
+    index = next(i for i, label in labels if label == "Remove the node affinity")
+    r = alice.post(reverse("training-job-new-fix", args=[key]),
+                   {**form_values(page, url), "fix": index})
+    assert r.status_code == 302
+    assert draft(key).data["node_affinity"] == ""
+    assert "No node meets the node affinity" not in _text(alice.get(url).content.decode())
+
+
 def test_gpu_type_and_volumes_come_from_the_cluster(alice, gpu_default):
     key = _draft_asking_for(alice, workers=2, gpus=1)
     url = step_url(key, "resources")
