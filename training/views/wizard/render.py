@@ -223,16 +223,22 @@ def warn_of_unknown_fields(request: HttpRequest, client: ClusterClient, data: di
 def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDraft,
                     spec: JobSpec, found: dict) -> dict:
     blocking = checks.errors_in(found, "review")
+    in_simple = simple.is_simple(draft.data)
     problems = []
     for name, m in blocking.items():
         step = formfields.step_of(name)
+        if in_simple and name in simple.RESOURCE_FIELDS:
+            step = "configuration"  # the simple mode asks them on its one step
         for text in m["errors"]:
             problems.append({"field": name, "message": text, "step": step,
                              "step_title": step_title(step) if step != "review" else "",
                              "url": step_url(draft, step) + f"#id_{name}"
                              if step != "review" else ""})
     share_in = spec.namespace if _may_share(request, client, spec.namespace, spec.kind) else ""
+    # Back and Change return to where the person typed it: the simple mode's one step
     context: dict = {"problems": problems, "summary": checks.summary(spec),
+                     "simple": in_simple,
+                     "back_step": "configuration" if in_simple else "resources",
                      "template_form": SaveTemplateForm(project=share_in)}
     shown = spec
     if not shown.created_by:

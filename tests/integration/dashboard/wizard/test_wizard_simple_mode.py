@@ -82,3 +82,34 @@ def test_someone_with_jobs_in_the_project_gets_the_full_wizard(alice):
     key = start(alice)
     page = alice.get(step_url(key, "configuration")).content.decode()
     assert 'id="simple-mode-note"' not in page and 'for="id_description"' in page
+
+
+def test_back_and_change_from_the_review_return_to_the_simple_form_with_everything(newcomer):
+    key = start(newcomer)
+    r = post_step(newcomer, key, "configuration", namespace=NS, name="simple-back",
+                  image=IMAGE, command="python train.py", workers="3", gpus_per_worker="1")
+    assert r["Location"] == step_url(key, "review")
+    review = newcomer.get(step_url(key, "review")).content.decode()
+    assert_valid(review)
+    simple_form = step_url(key, "configuration")
+    # Back and Change lead to the simple form, never to the full Resources step
+    assert f'href="{simple_form}" class="pf-v6-c-button pf-m-secondary" id="review-back"' \
+        in review
+    assert f'<a href="{simple_form}" id="review-change">Change the job</a>' in review
+    assert step_url(key, "resources") not in review
+    page = newcomer.get(simple_form).content.decode()
+    assert 'id="simple-mode-note"' in page
+    values = flow.form_values(page, simple_form)
+    assert (values["name"], values["image"], values["command"], values["workers"],
+            values["gpus_per_worker"]) == ("simple-back", IMAGE, "python train.py", "3", "1")
+    # a change there, then the full form: everything kept, the change too
+    r = post_step(newcomer, key, "configuration", action="full", workers="4")
+    page = newcomer.get(r["Location"]).content.decode()
+    assert 'id="simple-mode-note"' not in page and 'value="simple-back"' in page
+    values = flow.form_values(newcomer.get(step_url(key, "resources")).content.decode(),
+                              step_url(key, "resources"))
+    assert (values["workers"], values["gpus_per_worker"]) == ("4", "1")
+    # the full wizard's review goes Back to the Resources step
+    review = newcomer.get(step_url(key, "review")).content.decode()
+    assert f'href="{step_url(key, "resources")}" class="pf-v6-c-button pf-m-secondary" ' \
+        'id="review-back"' in review
