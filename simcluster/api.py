@@ -33,7 +33,7 @@ Obj = dict[str, Any]
 
 # Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject).
 RETURN_DELETED_OBJECT = {"pods", "namespaces", "services", "persistentvolumeclaims",
-                         "resourcequotas", "serviceaccounts"}
+                         "resourcequotas", "serviceaccounts", "storageclasses"}
 
 PUBLIC_PATHS = {"/version", "/healthz", "/livez", "/readyz",
                 "/.well-known/oauth-authorization-server"}

@@ -50,6 +50,28 @@ def pod_usage(pod: Obj) -> dict[str, Fraction]:
     return totals
 
 
+def claim_usage(claim: Obj) -> dict[str, Fraction]:
+    """What a PersistentVolumeClaim counts against a quota: its requested storage, in all
+    and under its storage class (`<class>.storageclass.storage.k8s.io/requests.storage`
+    and `.../persistentvolumeclaims`), as kube's PVC evaluator counts it."""
+    spec = claim.get("spec") or {}
+    usage: dict[str, Fraction] = {}
+    storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    size = Fraction(0)
+    if storage is not None:
+        try:
+            size = quantity.parse(storage)
+        except quantity.QuantityError:
+            size = Fraction(0)
+    usage["requests.storage"] = size
+    klass = spec.get("storageClassName")
+    if klass:
+        prefix = f"{klass}.storageclass.storage.k8s.io/"
+        usage[prefix + "requests.storage"] = size
+        usage[prefix + "persistentvolumeclaims"] = Fraction(1)
+    return usage
+
+
 class QuotaUsage:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -63,6 +85,8 @@ class QuotaUsage:
         if rt.plural in ("services", "configmaps", "secrets", "persistentvolumeclaims") \
                 and not rt.group:
             usage[rt.plural] = Fraction(1)
+        if rt.plural == "persistentvolumeclaims" and not rt.group:
+            usage.update(claim_usage(obj))
         return usage
 
     def namespace_usage(self, namespace: str) -> dict[str, Fraction]:
@@ -83,7 +107,10 @@ class QuotaUsage:
         for rt in self.cluster.registry.types:
             if rt.namespaced and rt.plural != "pods" and (
                     f"count/{rt.qualified}" in hard_keys or
-                    (not rt.group and rt.plural in hard_keys)):
+                    (not rt.group and rt.plural in hard_keys) or
+                    (not rt.group and rt.plural == "persistentvolumeclaims"
+                     and any(k.endswith("requests.storage")
+                             or k.endswith("/persistentvolumeclaims") for k in hard_keys))):
                 types.append(rt)
         return types
 

@@ -111,6 +111,8 @@ RESOURCE_TYPES: list[ResourceType] = [
                  short_names=("netpol",)),
     ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
                  namespaced=False, short_names=("pc",)),
+    ResourceType("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False,
+                 short_names=("sc",)),
     # leader election of controllers (and of the dashboard's runwatcher replicas)
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease"),
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role"),

@@ -139,6 +139,10 @@ BUILTIN_SCHEMAS: dict[str, Obj] = {
     "networking.k8s.io/networkpolicies": _kind(spec=typed(
         podSelector=LABEL_SELECTOR, policyTypes=STRINGS, ingress=array(KEPT),
         egress=array(KEPT))),
+    "storage.k8s.io/storageclasses": _kind(
+        provisioner=STRING, parameters=STRING_MAP, reclaimPolicy=STRING,
+        volumeBindingMode=STRING, allowVolumeExpansion=BOOL, mountOptions=STRINGS,
+        allowedTopologies=array(KEPT)),
     "scheduling.k8s.io/priorityclasses": _kind(value=INT32, globalDefault=BOOL,
                                                description=STRING, preemptionPolicy=STRING),
     "oauth.openshift.io/oauthclients": _kind(

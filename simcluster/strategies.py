@@ -271,9 +271,29 @@ def _prepare_event(cluster: Cluster, rt: ResourceType, obj: Obj) -> Obj:
     return obj
 
 
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+
+
+def _default_storage_class(cluster: Cluster) -> str:
+    """The StorageClass annotated as the default (the newest of several, as the
+    DefaultStorageClass admission plugin picks), or ""."""
+    found = [sc for sc in cluster.store.iter_raw(cluster.rt("storageclasses"))
+             if ((sc.get("metadata") or {}).get("annotations") or {})
+             .get(DEFAULT_CLASS_ANNOTATION) == "true"]
+    found.sort(key=lambda sc: (sc["metadata"].get("creationTimestamp") or "",
+                               sc["metadata"].get("name", "")))
+    return found[-1]["metadata"]["name"] if found else ""
+
+
 def _prepare_pvc(cluster: Cluster, rt: ResourceType, obj: Obj) -> Obj:
-    # No storage provisioner runs here: claims bind at once, as with a default class.
+    # A claim without a class gets the default class (the DefaultStorageClass admission
+    # plugin). No storage provisioner runs here: claims bind at once, as a dynamic
+    # provisioner with Immediate binding would have them, to a volume of the size asked.
     spec = obj.setdefault("spec", {})
+    if "storageClassName" not in spec:
+        default = _default_storage_class(cluster)
+        if default:
+            spec["storageClassName"] = default
     spec.setdefault("volumeMode", "Filesystem")
     spec.setdefault("volumeName", f"pvc-{obj['metadata']['uid']}")
     obj["status"] = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or []),

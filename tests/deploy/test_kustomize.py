@@ -335,9 +335,19 @@ def test_the_watcher_role_reads_and_writes_only_its_annotation_on_training_jobs(
 
 
 def test_the_personas():
-    roles = {r["metadata"]["name"]: r for r in m.build("rbac")}
+    built = m.build("rbac")
+    roles = {r["metadata"]["name"]: r for r in built if r["kind"] == "ClusterRole"}
     assert set(roles) == {"mpijob-viewer", "mpijob-user", "mpijob-admin",
-                          "mpijob-admin-overview"}
+                          "mpijob-admin-overview", "mpijob-storage-class-reader"}
+    # StorageClasses are cluster-scoped: everyone signed in may list them (the wizard's
+    # new volume claim), and nothing else comes with that binding
+    (binding,) = [o for o in built if o["kind"] == "ClusterRoleBinding"]
+    assert binding["roleRef"]["name"] == "mpijob-storage-class-reader"
+    assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                    "name": "system:authenticated"}]
+    assert roles["mpijob-storage-class-reader"]["rules"] == [
+        {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"],
+         "verbs": ["get", "list", "watch"]}]
 
     def grants(role: str) -> set[tuple[str, str, str]]:
         return {(g, r, v) for rule in roles[role]["rules"] for g in rule["apiGroups"]
@@ -347,6 +357,8 @@ def test_the_personas():
     assert viewer < user < admin
     assert {v for _, _, v in viewer} == {"get", "list", "watch"}
     assert ("kubeflow.org", "mpijobs", "create") in user - viewer
+    assert ("", "persistentvolumeclaims", "create") in user - viewer  # a new volume claim
+    assert ("", "persistentvolumeclaims", "delete") not in admin  # never the data's claims
     assert ("", "resourcequotas", "list") in admin
     assert ("kubeflow.org", "pytorchjobs", "delete") in admin - user
     for role in roles.values():

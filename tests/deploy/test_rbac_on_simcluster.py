@@ -69,7 +69,8 @@ def applied(cluster, kubectl):
     files = ["base/rbac-watcher.yaml", "base/rbac-web.yaml", "base/rbac-prices.yaml",
              "rbac/mpijob-viewer.yaml",
              "rbac/mpijob-user.yaml", "rbac/mpijob-admin.yaml",
-             "rbac/mpijob-admin-overview.yaml", "rbac/examples/bindings.yaml"]
+             "rbac/mpijob-admin-overview.yaml", "rbac/storage-class-reader.yaml",
+             "rbac/examples/bindings.yaml"]
     args = [a for f in files for a in ("-f", str(m.DEPLOY / f))]
     out = kubectl("admin", "apply", *args).stdout
     templates = ["networkpolicy/allow-training-peers.yaml", "networkpolicy/allow-monitoring.yaml",
@@ -194,6 +195,14 @@ def test_personas_bound_in_a_project(applied, admin_api):
     assert can(USER, "create", "pods") and can(USER, "delete", "pods")
     assert not can(USER, "create", "pods", namespace="team-cv")
     assert not can(VIEWER, "create", "pods")
+    # the wizard's new volume claim: created as the person, in their project only
+    assert can(USER, "create", "persistentvolumeclaims")
+    assert not can(USER, "create", "persistentvolumeclaims", namespace="team-cv")
+    assert not can(USER, "delete", "persistentvolumeclaims")
+    assert not can(VIEWER, "create", "persistentvolumeclaims")
+    # the StorageClasses it offers: everyone signed in lists them (cluster-scoped)
+    for person in (USER, VIEWER, ("nobody", ("system:authenticated",))):
+        assert can(person, "list", "storageclasses", "storage.k8s.io", namespace="")
     assert not can(USER, "list", "secrets")
     assert not can(USER, "list", "resourcequotas", namespace="")
     # mpijob-viewer: reads, changes nothing

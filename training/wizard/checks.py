@@ -8,7 +8,9 @@ maps them onto the wizard's form fields and shapes them for the templates.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 from decimal import ROUND_CEILING, ROUND_FLOOR
 
 from django.core.cache import cache
@@ -24,6 +26,7 @@ from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.findings import NP_MISMATCH
 from odh.training.kinds import JobKind
+from odh.training.manifests.claims import claim_findings, storage_class_names
 from odh.training.manifests.totals import figure_with_unit
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.spec import JobSpec
@@ -39,6 +42,7 @@ NODES_CACHE_KEY = "wizard:nodes"
 NODES_TTL = 30
 ROOM_CACHE_KEY = "wizard:room"
 ROOM_TTL = 5
+_VOLUME_FIELD = re.compile(r"volumes\[(\d+)\]\.(\w+)")
 
 
 def get_project_facts_for_user(client: ClusterClient, namespace: str,
@@ -119,9 +123,31 @@ def _add(messages_: dict, name: str, severity: str, text: str) -> None:
         bucket.append(text)
 
 
+CLAIMS_MADE_KEY = "_claims_made"  # new claims made by a create that then failed: used again
+
+
+def claims_made(data: dict) -> list[str]:
+    made = data.get(CLAIMS_MADE_KEY)
+    return [str(n) for n in made] if isinstance(made, list) else []
+
+
+def _claim_field(spec_field: str, existing_rows: int) -> str | None:
+    """A message about a volume the draft's new claims add (after its `existing_rows`
+    volumes of existing claims): said at the new claim's field; None for its claim's name,
+    which the claim's own checks judge (it does not exist before the job's create)."""
+    match = _VOLUME_FIELD.fullmatch(spec_field)
+    if not match or int(match.group(1)) < existing_rows:
+        return spec_field
+    if match.group(2) in ("claim_name", "name"):
+        return None
+    return f"claims[{int(match.group(1)) - existing_rows}].{match.group(2)}"
+
+
 def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
-                projects: list[Project], kind: JobKind | None = None) -> tuple[JobSpec, dict]:
-    """The draft's spec (of `kind`) and every message about it, keyed by form field name."""
+                projects: list[Project], kind: JobKind | None = None,
+                storage_classes: list[str] | None = None) -> tuple[JobSpec, dict]:
+    """The draft's spec (of `kind`) and every message about it, keyed by form field name
+    (its new volume claims' checked against the cluster's `storage_classes`, when known)."""
     read = drafts.spec_from_data(data, base, kind)
     found: dict[str, dict[str, list[str]]] = {}
     for name, texts in read.errors.items():
@@ -132,6 +158,14 @@ def check_draft(data: dict, base: dict | None, facts: ProjectFacts,
     except Exception:  # a validator bug must not cost the person their page
         log.exception("validate_spec failed")
         problems = []
+    claims = drafts.new_claims(data)
+    if claims:
+        existing_rows = len([r for r in data.get("volumes") or [] if isinstance(r, dict)])
+        problems = [dataclasses.replace(p, field=field) for p in problems
+                    if (field := _claim_field(p.field, existing_rows)) is not None]
+        problems += claim_findings(claims, read.spec.namespace,
+                                   set(facts.pvcs) if facts.pvcs is not None else None,
+                                   storage_classes, read.spec.workers, claims_made(data))
     for problem in problems:
         name = formfields.form_field_for(problem.field)
         if name in read.errors:
@@ -154,10 +188,24 @@ def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
     and every message about it (`check_draft`)."""
     facts = get_project_facts_for_user(client, str(data.get("namespace", "")), projects,
                                        name=str(data.get("name", "")).strip(), kind=kind)
-    spec, found = check_draft(data, base, facts, projects, kind)
+    classes = storage_classes_for(client) if drafts.new_claims(data) else None
+    spec, found = check_draft(data, base, facts, projects, kind,
+                              classes[0] if classes is not None else None)
     if facts.visible and spec.namespace:
         _check_against_cluster(client, spec, found)
     return facts, spec, found
+
+
+def storage_classes_for(client: ClusterClient) -> tuple[list[str], str] | None:
+    """The cluster's StorageClasses by name, the default first, and the default's name
+    (read with the person's token); None when they cannot be listed."""
+    try:
+        return storage_class_names(client.list_storage_classes())
+    except errors.Unauthorized:
+        raise
+    except errors.ClusterError as e:
+        log.info("cannot list the storage classes: %s", e.message)
+        return None
 
 
 def _check_against_cluster(client: ClusterClient, spec: JobSpec, found: dict) -> None:
@@ -198,7 +246,7 @@ def shown_messages(found: dict, data: dict, step: str, submitted: bool) -> dict:
     for name, m in found.items():
         value = data.get(name)
         row = name.split("-")
-        if row[0] in ("env", "volume") and len(row) == 3:
+        if row[0] in ("env", "volume", "claim") and len(row) == 3:
             value = "row"  # rows exist only when something was typed in them
         if m.get("until_workers_chosen") and not data.get(changes.WORKERS_CHOSEN_KEY):
             m = {**m, "warnings": [t for t in m["warnings"]

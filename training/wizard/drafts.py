@@ -30,6 +30,7 @@ from odh.training.checks.syntax import (
 )
 from odh.training.kinds import JobKind, default_kind, kind_for_manifest
 from odh.training.kinds.jobspec import EnvSource, NodeRequirement, SourceVolume
+from odh.training.manifests.claims import NewClaim
 from odh.training.manifests.retries import (
     PLATFORM,
     RETRIES_ANNOTATION,
@@ -206,6 +207,22 @@ def _read_command(result: ReadResult, raw: str) -> list[str]:
     return command
 
 
+def new_claims(data: dict) -> list[NewClaim]:
+    """The new volume claims a draft asks for (its "claims" rows), made before the job and
+    mounted on its pods; the spec mounts them as volumes after the existing claims."""
+    return [NewClaim(name=form_text(row.get("name")).strip(),
+                     size=form_text(row.get("size")).strip(),
+                     access_mode=form_text(row.get("access_mode")).strip(),
+                     storage_class=form_text(row.get("storage_class")).strip(),
+                     mount_path=form_text(row.get("mount_path")).strip())
+            for row in _rows(data, "claims")]
+
+
+def claim_rows(claims: list[NewClaim]) -> list[dict]:
+    return [{"name": c.name, "size": c.size, "access_mode": c.access_mode,
+             "storage_class": c.storage_class, "mount_path": c.mount_path} for c in claims]
+
+
 def _rows(data: dict, rows: str) -> list[dict]:
     found = data.get(rows)
     return [row for row in found if isinstance(row, dict)] if isinstance(found, list) else []
@@ -262,6 +279,8 @@ def spec_from_data(data: dict, base: dict | None = None,
                                      read_only=bool(row.get("read_only")),
                                      name=form_text(row.get("name")),
                                      sub_path=form_text(row.get("sub_path"))))
+    for claim in new_claims(data):  # mounted as the existing claims are
+        volumes.append(PVCVolume(claim_name=claim.name, mount_path=claim.mount_path))
     env_from, source_volumes = [], []
     for row in _rows(data, "env_from"):
         source_kind, _slash, name = form_text(row.get("source")).partition("/")

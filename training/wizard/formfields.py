@@ -32,7 +32,9 @@ RESOURCE_FIELDS = ESSENTIAL_RESOURCE_FIELDS + ADVANCED_FIELDS
 ROW_FIELDS = {"env": ("name", "value"), "volumes": ("claim_name", "mount_path", "sub_path"),
               # a Secret or ConfigMap ("secret/<name>"): all its keys as variables, or
               # mounted as files
-              "env_from": ("source",), "source_volumes": ("source", "mount_path")}
+              "env_from": ("source",), "source_volumes": ("source", "mount_path"),
+              # a new PersistentVolumeClaim made with the job (odh.training.manifests.claims)
+              "claims": ("name", "size", "access_mode", "storage_class", "mount_path")}
 # The simple mode (training.wizard.simple): the draft's mark, and what its one step asks
 # besides the Configuration step's fields
 SIMPLE_KEY = "_simple"
@@ -43,7 +45,7 @@ INT_FIELDS = ("workers", "gpus_per_worker", "slots_per_worker", "ttl_seconds_aft
               "backoff_limit")
 OPTIONAL_INT_FIELDS = ("slots_per_worker", "ttl_seconds_after_finished", "backoff_limit")
 ROW_PREFIX = {"env": "env", "volumes": "volume", "env_from": "envfrom",
-              "source_volumes": "srcvol"}
+              "source_volumes": "srcvol", "claims": "claim"}
 ROW_FORM_PREFIXES = tuple(f"{prefix}-" for prefix in ROW_PREFIX.values())
 
 
@@ -84,7 +86,7 @@ def form_text(value: object) -> str:
 
 # --- validation messages -> form fields -------------------------------------------------
 
-_ROW_ERROR = re.compile(r"(?P<rows>env_from|env|source_volumes|volumes|tolerations)"
+_ROW_ERROR = re.compile(r"(?P<rows>env_from|env|source_volumes|volumes|claims|tolerations)"
                         r"\[(?P<index>\d+)\](?:\.(?P<attr>\w+))?")
 
 

@@ -1,11 +1,12 @@
 """A wizard step's posted form written into its draft: the step's fields over the draft's
 text, its rows (environment variables, volumes, Secrets and ConfigMaps as variables or as
-files) rebuilt, a row added or removed."""
+files, new volume claims) rebuilt, a row added or removed."""
 
 from __future__ import annotations
 
 import copy
 
+from odh.training.manifests.claims import DEFAULT_ACCESS_MODE
 from training.wizard.envsources import value_from_for
 from training.wizard.formfields import (
     CHECKBOX_FIELDS,
@@ -85,6 +86,8 @@ def add_row(data: dict, rows: str) -> dict:
         blank = {"name": "", "value": "", "value_from": None} if rows == "env" else \
             {"claim_name": "", "mount_path": "", "read_only": False, "sub_path": "", "name": ""} \
             if rows == "volumes" else {f: "" for f in ROW_FIELDS[rows]}
+        if rows == "claims":  # an MPIJob's Workers run on several nodes
+            blank["access_mode"] = DEFAULT_ACCESS_MODE
         current.append(blank)
     merged[rows] = current
     return merged

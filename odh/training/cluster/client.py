@@ -217,6 +217,24 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
         return self._items(self.core.list_namespaced_persistent_volume_claim, namespace,
                            namespace=namespace)
 
+    def pvc_exists(self, namespace: str, name: str) -> bool:
+        require_names(namespace, name, "PersistentVolumeClaim")
+        try:
+            self._call(self.core.read_namespaced_persistent_volume_claim, name, namespace,
+                       namespace=namespace)
+        except errors.NotFound:
+            return False
+        return True
+
+    def create_pvc(self, namespace: str, body: Obj) -> Obj:
+        """Create a PersistentVolumeClaim (the wizard's new volume claim)."""
+        require_names(namespace)
+        return self._call(self.core.create_namespaced_persistent_volume_claim, namespace, body,
+                          namespace=namespace)
+
+    def list_storage_classes(self) -> list[Obj]:
+        return self._items(k8s.StorageV1Api(self.api_client).list_storage_class)
+
     def list_network_policies(self, namespace: str) -> list[Obj]:
         return self._items(self.custom.list_namespaced_custom_object, "networking.k8s.io", "v1",
                            namespace, "networkpolicies", namespace=namespace)

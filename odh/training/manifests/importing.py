@@ -26,6 +26,7 @@ import yaml
 from odh.training import errors
 from odh.training.i18n import _, ngettext
 from odh.training.kinds import KINDS, JobKind, creatable_kinds, kind_for_object
+from odh.training.manifests.claims import is_claim_manifest
 from odh.training.manifests.safeyaml import UnsafeYAMLError, load_json, load_yaml_documents
 from odh.training.manifests.structure import structure_problems
 from odh.training.spec import JobSpec, clone_spec, read_manifest
@@ -198,7 +199,22 @@ def parse_manifest_text(text: str | bytes, max_bytes: int = MAX_BYTES,
     """The JobSpec a pasted manifest describes, of one of `kinds` (default: every kind
     the dashboard creates; the wizard passes the kinds its steps show);
     ManifestImportError says what to fix."""
-    manifest = _single_object(_documents(_decode(text, max_bytes)))
+    return _spec_of(_single_object(_documents(_decode(text, max_bytes))), kinds)
+
+
+def parse_manifest_with_claims(text: str | bytes, max_bytes: int = MAX_BYTES,
+                               kinds: list[JobKind] | None = None
+                               ) -> tuple[JobSpec, list[dict]]:
+    """A job's manifest followed by the new PersistentVolumeClaims made with it (the
+    wizard's YAML mode: odh.training.manifests.claims), as one YAML stream: the job's spec
+    (as `parse_manifest_text` reads it) and the claims' manifests."""
+    documents = _documents(_decode(text, max_bytes))
+    claims = [d for d in documents if is_claim_manifest(d)]
+    rest = [d for d in documents if not is_claim_manifest(d)]
+    return _spec_of(_single_object(rest), kinds), claims
+
+
+def _spec_of(manifest: dict, kinds: list[JobKind] | None) -> JobSpec:
     _check_kind(manifest, creatable_kinds() if kinds is None else kinds)
     found = kind_for_object(manifest)
     # the replica specs' shape is checked where a kind has them (the MPIJob's); another

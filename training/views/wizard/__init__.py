@@ -15,7 +15,9 @@ step into it, `changes` a fix); `training.wizard.checks` and
   between the steps;
 - `live`: what htmx asks while a person types (a field's message, the resource check and
   its suggested fixes), and the advice from similar past runs applied;
-- `create`: creating the job, saving the configuration as a template;
+- `create`: creating the job (its new volume claims first: a claim made for a job that
+  then fails to create stays, and the next Create uses it), saving the configuration as a
+  template;
 - `copies`: Clone and Retry of an existing MPIJob (or of its history record);
 - `yamlmode`: the draft edited as its manifest's YAML, read back into the form.
 """

@@ -1,5 +1,12 @@
 """The wizard's last step: create the job (the API server's dry run first), or keep its
-configuration as a template."""
+configuration as a template.
+
+New volume claims the draft asks for are created first, as the person, in the job's
+project; the job mounts them. A claim refused (its name taken: 409; a ResourceQuota's
+requests.storage or persistentvolumeclaims) stops there, said in plain words, with the
+draft untouched. A claim made for a job that then fails to create is not deleted (people
+hold no right to delete claims: deploy/README.md): the review says it stays, the draft
+remembers it, and the next Create uses it rather than making it again."""
 
 from __future__ import annotations
 
@@ -10,9 +17,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from odh.training import creating, errors
+from odh.training.manifests.claims import ClaimNotCreated, create_claims
 from odh.training.spec import JobSpec, build_manifest
 from training import mutations
 from training.cluster import user_client
@@ -76,6 +85,66 @@ def create_problem(e: errors.ClusterError | creating.CreateRefused, spec: JobSpe
     return {"message": text, "step": step}
 
 
+def claim_problem(refused: ClaimNotCreated, spec: JobSpec) -> dict:
+    """A new volume claim the cluster refused (nothing of the job was sent), in words that
+    say what to do; the person's input is all kept (the draft is untouched)."""
+    e = refused.error
+    values = {"name": refused.claim, "project": spec.namespace,
+              "message": getattr(e, "details", "") or e.message}
+    if isinstance(e, errors.QuotaExceeded):  # requests.storage or persistentvolumeclaims
+        text = _("The project's quota refused the new volume claim “%(name)s”, so the job was "
+                 "not created: %(message)s. Ask for a smaller claim, mount an existing one, or "
+                 "ask an administrator of %(project)s for more storage.") % values
+    elif isinstance(e, errors.Forbidden):
+        text = _("You may not create volume claims in %(project)s, so neither the claim "
+                 "“%(name)s” nor the job was created. Mount an existing claim instead, or ask "
+                 "an administrator of the project for that right. (The cluster said: "
+                 "%(message)s)") % values
+    elif isinstance(e, errors.Conflict):
+        text = _("A volume claim called “%(name)s” already exists in %(project)s, so neither "
+                 "the new claim nor the job was created: give the new claim another name, or "
+                 "mount the existing claim under Volumes.") % values
+    elif isinstance(e, errors.ClusterUnavailable):
+        text = _("The cluster could not be reached, so the new volume claim “%(name)s” and "
+                 "the job were not created. Your input is kept: try again in a moment.") % values
+    else:
+        text = _("The cluster refused the new volume claim “%(name)s”, so the job was not "
+                 "created: %(message)s") % values
+    return {"message": " ".join((text, _claims_stay(refused.made))).strip(),
+            "step": "resources"}
+
+
+def _claims_stay(names: list[str]) -> str:
+    if not names:
+        return ""
+    return ngettext("The new volume claim %(names)s was created before and stays: creating "
+                    "the job again uses it.",
+                    "The new volume claims %(names)s were created before and stay: creating "
+                    "the job again uses them.", len(names)) % {"names": ", ".join(names)}
+
+
+def _make_claims(request: HttpRequest, client, draft, spec: JobSpec) -> dict | None:
+    """The draft's new volume claims created as the person, before the job (those a
+    failed create made before are used again); a problem for the review, or None."""
+    claims = drafts.new_claims(draft.data)
+    if not claims:
+        return None
+    before = checks.claims_made(draft.data)
+    try:
+        made = create_claims(client, spec.namespace, claims, request.user.get_username(),
+                             before)
+    except ClaimNotCreated as e:
+        made, problem = e.made, claim_problem(e, spec)
+    else:
+        problem = None
+    if made:  # kept with the draft: a job that then fails to create uses them next time
+        draft.data[checks.CLAIMS_MADE_KEY] = sorted({*before, *made})
+        draft.save(update_fields=["data", "updated"])
+        log.info("%s created the claims %s in %s for %s", request.user, made, spec.namespace,
+                 spec.name)
+    return problem
+
+
 @require_POST
 def job_new_create(request: HttpRequest, key) -> HttpResponse:
     draft = get_draft_for_user(request, key)
@@ -89,13 +158,21 @@ def job_new_create(request: HttpRequest, key) -> HttpResponse:
                                 extra={"create_blocked": True})
         # what Kueue will do with it, told as it is created (the queue as it is before)
         forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
+        claim_refused = _make_claims(request, client, draft, spec)
+        if claim_refused is not None:
+            return render_step(request, draft, "review", client=client, projects=projects,
+                                extra={"create_problem": claim_refused})
         try:
             mutations.create(request, client, spec, verb)
         except errors.Unauthorized:
             raise
         except (errors.ClusterError, creating.CreateRefused) as e:
+            problem = create_problem(e, spec)
+            # the claims made for it stay (the dashboard deletes no claim: README)
+            problem["message"] = " ".join((problem["message"], _claims_stay(
+                checks.claims_made(draft.data)))).strip()
             return render_step(request, draft, "review", client=client, projects=projects,
-                                extra={"create_problem": create_problem(e, spec)})
+                                extra={"create_problem": problem})
     draft.delete()
     values = {"name": spec.name, "project": spec.namespace, "kind": spec.kind.label}
     if forecast is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 
 from odh.training.kinds import JobKind
+from odh.training.manifests.claims import ACCESS_MODES
 from odh.training.spec import MPI_IMPLEMENTATIONS, JobSpec
 from training.wizard import checks, formfields
 from training.wizard.envsources import SourceKeys, object_choices, source_choices, source_of
@@ -42,7 +43,8 @@ def simple_resources_form(data: dict, validate_url: str, shown: dict,
 
 
 def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, validate_url: str,
-                      shown: dict, runtimes: RuntimeChoices, sources: SourceKeys) -> dict:
+                      shown: dict, runtimes: RuntimeChoices, sources: SourceKeys,
+                      storage_classes: tuple[list[str], str] | None = None) -> dict:
     form = ResourcesForm(data=form_data(data, formfields.RESOURCE_FIELDS),
                          validate_url=validate_url, messages=shown, kind=spec.kind)
     if "runtime" in formfields.kind_fields(spec.kind):
@@ -101,6 +103,7 @@ def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, val
                 f"volume-{i}-sub_path") or empty})
     source_rows = {rows: _source_rows(data, rows, shown, sources)
                    for rows in ("env_from", "source_volumes")}
+    claim_rows = _claim_rows(data, shown, storage_classes)
     advanced_names = set(formfields.ADVANCED_FIELDS)
     open_advanced = any(
         (m["errors"] or m.get("notes"))
@@ -108,10 +111,40 @@ def resources_context(data: dict, spec: JobSpec, facts: checks.ProjectFacts, val
              or name in formfields.ROW_FIELDS)
         for name, m in shown.items()) or bool(data.get("_advanced_open"))
     return {"form": form, "env_rows": env_rows, "volume_rows": volume_rows,
+            "claim_rows": claim_rows, "storage_classes_listed": storage_classes is not None,
             "env_from_rows": source_rows["env_from"],
             "source_volume_rows": source_rows["source_volumes"],
             "asks_sources": "env_from" in formfields.kind_fields(spec.kind), "sources": sources,
             "show_queue": show_queue, "open_advanced": open_advanced}
+
+
+def _claim_rows(data: dict, shown: dict,
+                storage_classes: tuple[list[str], str] | None) -> list[dict]:
+    """The new volume claims' rows: the storage class a select of the cluster's classes
+    (the default first, marked, chosen for a row that names none), or text where they
+    cannot be listed."""
+    names, default = storage_classes if storage_classes is not None else ([], "")
+    empty = {"errors": [], "warnings": []}
+    rows = []
+    for i, row in enumerate(data.get("claims") or []):
+        if not isinstance(row, dict):
+            continue
+        chosen = str(row.get("storage_class", "")) or default
+        choices = [(n, _("%(name)s (default)") % {"name": n} if n == default else n)
+                   for n in names]
+        if not default:
+            choices.insert(0, ("", _("None chosen (the cluster decides)")))
+        if chosen and chosen not in names:
+            choices.append((chosen, _("%(value)s (not in this cluster)") % {"value": chosen}))
+        ids = {f: f"id_claim-{i}-{f}" for f in formfields.ROW_FIELDS["claims"]}
+        rows.append({
+            **row, "index": i, "storage_class": chosen, "class_choices": choices,
+            "mode_choices": [(m, m) for m in ACCESS_MODES], "ids": ids,
+            "path_id": ids["mount_path"],
+            "messages": {f: shown.get(f"claim-{i}-{f}") or empty
+                         for f in formfields.ROW_FIELDS["claims"]},
+            "path_messages": shown.get(f"claim-{i}-mount_path") or empty})
+    return rows
 
 
 def _source_rows(data: dict, rows: str, shown: dict, sources: SourceKeys) -> list[dict]:

@@ -20,6 +20,7 @@ from odh.training import cost, errors
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.kinds import JobKind, default_kind, wizard_kinds
 from odh.training.manifests import templates as builtin_templates
+from odh.training.manifests.claims import with_claims_yaml
 from odh.training.manifests.importing import unknown_fields, unknown_fields_message, without_fields
 from odh.training.manifests.kept import kept_fields
 from odh.training.sdk import sdk_code
@@ -92,7 +93,8 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
                 context["simple_form"] = simple_resources_form(data, validate_url, shown, kind)
         elif step == "resources":
             context.update(resources_context(data, spec, facts, validate_url, shown, runtimes,
-                                             source_keys(client, spec.namespace)))
+                                             source_keys(client, spec.namespace),
+                                             checks.storage_classes_for(client)))
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
@@ -244,9 +246,15 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
     if not shown.created_by:
         shown = dataclasses.replace(spec, created_by=request.user.get_username())
     manifest = None
+    claims = drafts.new_claims(draft.data)
+    classes = checks.storage_classes_for(client) if claims else None
+    context["new_claims"] = [{"claim": c, "default_class": classes[1] if classes else ""}
+                             for c in claims]
     try:
         manifest = build_manifest(shown)
-        context["manifest_yaml"] = manifest_yaml(manifest)
+        # the job, then the claims made with it: one stream (`oc apply -f` makes them all)
+        context["manifest_yaml"] = with_claims_yaml(manifest_yaml(manifest), claims,
+                                                    spec.namespace, shown.created_by)
     except Exception:
         log.exception("build_manifest failed")
         context["manifest_yaml"] = ""

@@ -1,5 +1,8 @@
 """The wizard's YAML mode: the draft shown as the manifest it creates, edited as text and
-read back into the form. The text is parsed safely (`parse_manifest_text`: yaml.safe_load,
+read back into the form. New volume claims the draft asks for follow the job's manifest
+in the same YAML stream (`---`, each a PersistentVolumeClaim, as `oc apply -f` takes
+them); read back, each becomes a new claim of the form again, its mount path the one of
+the job's volume that mounts it. The text is parsed safely (`parse_manifest_text`: yaml.safe_load,
 one object of a kind the wizard creates), and the draft it describes is checked with the
 checks of the form's steps; a YAML error says at which line, and whatever is wrong, the
 text typed stays in the editor. A manifest that reads is written into the draft (its
@@ -17,7 +20,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from odh.training.kinds import wizard_kinds
-from odh.training.manifests.importing import ManifestImportError, parse_manifest_text
+from odh.training.manifests.claims import NewClaim, with_claims_yaml
+from odh.training.manifests.importing import ManifestImportError, parse_manifest_with_claims
 from odh.training.spec import ManifestError, build_manifest, manifest_yaml
 from training.cluster import user_client
 from training.models import WizardDraft
@@ -29,14 +33,31 @@ log = logging.getLogger("training.wizard")
 
 MAX_BYTES = 256 * 1024
 # what the draft keeps of its own when a manifest replaces its fields
-_KEPT_KEYS = ("_queue_offered", "_advanced_open")
+_KEPT_KEYS = ("_queue_offered", "_advanced_open", checks.CLAIMS_MADE_KEY)
+
+
+def with_new_claims(data: dict, manifests: list[dict]) -> dict:
+    """The form's text with the claims' manifests as its new claims: the job's volume
+    that mounts one gives its mount path, and is no longer a volume of its own."""
+    volumes = [row for row in data.get("volumes") or [] if isinstance(row, dict)]
+    claims = []
+    for manifest in manifests:
+        claim = NewClaim.from_manifest(manifest)
+        mount = next((row for row in volumes if row.get("claim_name") == claim.name), None)
+        if mount is not None:
+            claim.mount_path = str(mount.get("mount_path", ""))
+            volumes.remove(mount)
+        claims.append(claim)
+    return {**data, "volumes": volumes, "claims": drafts.claim_rows(claims)}
 
 
 def draft_yaml(draft: WizardDraft) -> str:
-    """The manifest the draft creates, as YAML ("" where it cannot be built yet)."""
+    """The manifest the draft creates, and its new claims', as YAML ("" where it cannot be
+    built yet)."""
     spec = drafts.spec_from_data(draft.data, draft.base, draft.job_kind).spec
     try:
-        return manifest_yaml(build_manifest(spec))
+        return with_claims_yaml(manifest_yaml(build_manifest(spec)),
+                                drafts.new_claims(draft.data), spec.namespace)
     except Exception:  # the form's steps say what is wrong
         log.exception("build_manifest failed for the YAML mode")
         return ""
@@ -69,10 +90,11 @@ def job_new_yaml(request: HttpRequest, key) -> HttpResponse:
         return _page(request, draft, draft_yaml(draft))
     text = formfields.form_text(request.POST.get("manifest", ""))
     try:
-        spec = parse_manifest_text(text, max_bytes=MAX_BYTES, kinds=wizard_kinds())
+        spec, claims = parse_manifest_with_claims(text, max_bytes=MAX_BYTES,
+                                                  kinds=wizard_kinds())
     except (ManifestImportError, ManifestError) as e:
         return _page(request, draft, text, error=str(e))
-    data = drafts.data_from_spec(spec)
+    data = with_new_claims(drafts.data_from_spec(spec), claims)
     data["namespace"] = data.get("namespace") or draft.data.get("namespace", "")
     data.update({k: draft.data[k] for k in _KEPT_KEYS if k in draft.data})
     draft.data = changes.with_workers_chosen(data)
