@@ -118,6 +118,13 @@ def test_a_size_that_is_no_quantity_and_a_name_taken_are_said_and_kept(alice):
     for field, value in (("name", "datasets"), ("size", "100 gigs"), ("mount_path", "/data")):
         assert f'name="claim-0-{field}" value="{value}"' in page
     assert '<option value="nfs-shared" selected>' in page
+    # as you type: the field's own message
+    url = step_url(key, "resources")
+    values = {**flow.form_values(page, url), "claim-0-size": "10 GB", "step": "resources"}
+    r = alice.post(reverse("training-job-new-validate", args=[key]), values,
+                   HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER_NAME="claim-0-size")
+    assert r.status_code == 200
+    assert "did you mean 10Gi?" in html.unescape(r.content.decode())
 
 
 def test_a_claim_made_meanwhile_is_said_plainly_and_nothing_is_lost(alice, cluster_jobs,
