@@ -41,6 +41,7 @@ VERB_LABELS = {
     "set_quota": _("Change quota"),
     "set_nominal_quota": _("Change queue quota"),
     "set_priority": _("Change priority"),
+    "create_claim": _("Create a volume claim"),  # made with a job, before it (the wizard)
 }
 
 

@@ -1,6 +1,7 @@
 """Every change a person makes to training jobs goes through here: create (from the wizard,
 a clone or a retry, with the original suspended first where asked), suspend, resume and
-delete. One place does what each needs, so no
+delete, and the new volume claims a job is created with. One place does what each needs,
+so no
 path can skip it: the API server's dry run before a create (its schema and admission
 checks, quota included, answer without anything being created), the audit row (and with
 it the submissions counter of /metrics and the JSON log line), for every outcome.
@@ -24,6 +25,8 @@ from odh.training import creating, errors
 from odh.training.cluster.access import Access
 from odh.training.cluster.client import ClusterClient
 from odh.training.kinds import JobKind
+from odh.training.manifests.claims import ClaimNotCreated, NewClaim
+from odh.training.manifests.claims import create_claims as make_claims
 from odh.training.spec import JobSpec
 from odh.training.status import bulk
 from odh.training.status.suspending import set_suspended
@@ -61,6 +64,28 @@ def create(request: HttpRequest, client: ClusterClient, spec: JobSpec, verb: str
         raise
     audit.record(request, verb, kind.kind, spec.namespace, spec.name, "success", detail)
     return created
+
+
+CREATE_CLAIM = "create_claim"  # the audit verb of a new volume claim made with a job
+CLAIM_KIND = "PersistentVolumeClaim"
+
+
+def create_claims(request: HttpRequest, client: ClusterClient, namespace: str,
+                  new: list[NewClaim], ours: list[str]) -> list[str]:
+    """Create a job's new volume claims as the signed-in person, before the job
+    (odh.training.manifests.claims.create_claims: those of `ours` that exist are used);
+    one audit row per claim made or refused. The names made back; ClaimNotCreated raised."""
+    try:
+        made = make_claims(client, namespace, new, request.user.get_username(), ours)
+    except ClaimNotCreated as e:
+        for name in e.made:
+            audit.record(request, CREATE_CLAIM, CLAIM_KIND, namespace, name, "success")
+        audit.record(request, CREATE_CLAIM, CLAIM_KIND, namespace, e.claim,
+                     _outcome(e.error), e.error.message)
+        raise
+    for name in made:
+        audit.record(request, CREATE_CLAIM, CLAIM_KIND, namespace, name, "success")
+    return made
 
 
 def change(request: HttpRequest, verb: str, kind: JobKind, project: str, name: str,

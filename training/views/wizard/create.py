@@ -21,7 +21,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from odh.training import creating, errors
-from odh.training.manifests.claims import ClaimNotCreated, create_claims
+from odh.training.manifests.claims import ClaimNotCreated
 from odh.training.spec import JobSpec, build_manifest
 from training import mutations
 from training.cluster import user_client
@@ -131,8 +131,7 @@ def _make_claims(request: HttpRequest, client, draft, spec: JobSpec) -> dict | N
         return None
     before = checks.claims_made(draft.data)
     try:
-        made = create_claims(client, spec.namespace, claims, request.user.get_username(),
-                             before)
+        made = mutations.create_claims(request, client, spec.namespace, claims, before)
     except ClaimNotCreated as e:
         made, problem = e.made, claim_problem(e, spec)
     else:
@@ -140,8 +139,6 @@ def _make_claims(request: HttpRequest, client, draft, spec: JobSpec) -> dict | N
     if made:  # kept with the draft: a job that then fails to create uses them next time
         draft.data[checks.CLAIMS_MADE_KEY] = sorted({*before, *made})
         draft.save(update_fields=["data", "updated"])
-        log.info("%s created the claims %s in %s for %s", request.user, made, spec.namespace,
-                 spec.name)
     return problem
 
 

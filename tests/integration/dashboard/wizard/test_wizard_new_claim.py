@@ -17,6 +17,7 @@ from kubernetes.client.rest import ApiException
 from tests.html_checks import assert_valid
 from tests.integration.dashboard.wizard import wizard_flow as flow
 from tests.integration.dashboard.wizard.wizard_flow import post_step, start, step_url, unique
+from training.models import AuditEvent
 
 NS = "team-nlp"
 
@@ -71,6 +72,10 @@ def test_a_new_claim_reaches_the_cluster_and_the_job_mounts_it(alice, cluster_jo
     assert made.spec.storage_class_name == "nfs-shared"
     assert made.status.phase == "Bound"
     assert made.metadata.annotations["opendatahub.io/username"] == "alice"  # as the person
+    # audited as the job is
+    assert AuditEvent.objects.filter(verb="create_claim", kind="PersistentVolumeClaim",
+                                     project=NS, name=claim, username="alice",
+                                     outcome="success").count() == 1
     job = cluster_jobs.get(NS, name)
     for role in ("Launcher", "Worker"):
         pod = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
@@ -182,6 +187,8 @@ def test_a_quota_on_storage_refuses_the_claim_in_plain_words(alice, cluster_jobs
     assert f"The project's quota refused the new volume claim “{claim}”, so the job was not " \
         "created" in text and "requests.storage" in text
     assert name not in cluster_jobs.names(NS)
+    assert AuditEvent.objects.filter(verb="create_claim", name=claim,
+                                     outcome="denied").exists()
     with pytest.raises(ApiException):
         claims.read_namespaced_persistent_volume_claim(claim, NS)
     assert flow.draft(key).data["claims"][0]["size"] == "2Ti"
