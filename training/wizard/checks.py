@@ -26,7 +26,7 @@ from odh.training.checks.syntax import command_text
 from odh.training.cluster.client import ClusterClient, Project
 from odh.training.findings import NP_MISMATCH
 from odh.training.kinds import JobKind
-from odh.training.manifests.claims import claim_findings, storage_class_names
+from odh.training.manifests.claims import claim_findings
 from odh.training.manifests.totals import figure_with_unit
 from odh.training.quantity import GPU_RESOURCE, QuantityError, format_resources, parse_quantity
 from odh.training.spec import JobSpec
@@ -34,6 +34,7 @@ from odh.training.status.room import room_offer
 from odh.training.validation import validate_spec
 from training.cluster import client_for_token, cluster_config
 from training.wizard import changes, drafts, formfields
+from training.wizard.projectlists import storage_classes_for
 from training.wizard.queue import with_priorities
 
 log = logging.getLogger("training.wizard")
@@ -194,18 +195,6 @@ def check_draft_for_user(client: ClusterClient, data: dict, base: dict | None,
     if facts.visible and spec.namespace:
         _check_against_cluster(client, spec, found)
     return facts, spec, found
-
-
-def storage_classes_for(client: ClusterClient) -> tuple[list[str], str] | None:
-    """The cluster's StorageClasses by name, the default first, and the default's name
-    (read with the person's token); None when they cannot be listed."""
-    try:
-        return storage_class_names(client.list_storage_classes())
-    except errors.Unauthorized:
-        raise
-    except errors.ClusterError as e:
-        log.info("cannot list the storage classes: %s", e.message)
-        return None
 
 
 def _check_against_cluster(client: ClusterClient, spec: JobSpec, found: dict) -> None:

@@ -37,7 +37,7 @@ from training.wizard import changes, checks, drafts, formfields, simple
 from training.wizard import queue as wizard_queue
 from training.wizard.advice import advice_for_user
 from training.wizard.forms import ImportForm, SaveTemplateForm
-from training.wizard.projectlists import pull_secret_names, source_keys
+from training.wizard.projectlists import pull_secret_names, source_keys, storage_classes_for
 from training.wizard.runtimes import RuntimeChoices, runtime_choices
 
 log = logging.getLogger("training.wizard")
@@ -94,7 +94,7 @@ def render_step(request: HttpRequest, draft: WizardDraft | None, step: str, *,
         elif step == "resources":
             context.update(resources_context(data, spec, facts, validate_url, shown, runtimes,
                                              source_keys(client, spec.namespace),
-                                             checks.storage_classes_for(client)))
+                                             storage_classes_for(client)))
             context.update(checks.fit_context(spec, facts, found, client))
             context["queue_forecast"] = wizard_queue.forecast_for(request, client, spec, facts,
                                                                   projects)
@@ -247,7 +247,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
         shown = dataclasses.replace(spec, created_by=request.user.get_username())
     manifest = None
     claims = drafts.new_claims(draft.data)
-    classes = checks.storage_classes_for(client) if claims else None
+    classes = storage_classes_for(client) if claims else None
     context["new_claims"] = [{"claim": c, "default_class": classes[1] if classes else ""}
                              for c in claims]
     try:
