@@ -10,11 +10,18 @@ from tests import conftest
 from tests.scheduling import SuiteScheduling, unit_of
 
 
-def test_it_puts_every_browser_test_in_one_unit():
-    units = {unit_of("tests/e2e/test_live.py::test_a[chromium]"),
-             unit_of("tests/e2e/test_wizard.py::test_b[chromium]"),
-             unit_of("tests/e2e/test_accessibility.py::test_c[chromium-alice-phone]")}
-    assert units == {"group:browser"}
+def test_it_puts_the_browser_tests_in_two_units_each_module_whole():
+    first = {unit_of("tests/e2e/test_live.py::test_a[chromium]"),
+             unit_of("tests/e2e/test_live.py::test_d[chromium]"),
+             unit_of("tests/e2e/test_wizard.py::test_b[chromium]")}
+    second = {unit_of("tests/e2e/test_accessibility.py::test_c[chromium-alice-phone]"),
+              unit_of("tests/e2e/test_notifications.py::test_e[chromium]")}
+    assert first == {"group:browser"}
+    assert second == {"group:browser-2"}
+    # every browser module is in one of them
+    e2e = Path(__file__).resolve().parents[1] / "e2e"
+    assert {unit_of(f"tests/e2e/{m.name}::t") for m in e2e.glob("test_*.py")} == \
+        {"group:browser", "group:browser-2"}
 
 
 def test_it_puts_the_postgresql_tests_in_one_unit_apart_from_the_browser():
