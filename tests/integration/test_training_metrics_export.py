@@ -123,3 +123,25 @@ def test_a_prometheus_that_does_not_answer_is_named(cluster, job):
 def test_an_unknown_chart_name_lists_the_known_ones(job, cluster):
     with pytest.raises(ValueError, match="gpu_util, gpu_memory, cpu, memory, network_receive"):
         job.get_metrics(names=["loss"], prometheus=cluster.prometheus_url)
+
+
+def test_a_jobs_own_patterns_reach_the_sdk_and_a_wrong_one_is_refused(cluster, monkeypatch):
+    from odh.training.manifests.metric_patterns import ANNOTATION
+    monkeypatch.delenv("ODH_PROMETHEUS_URL", raising=False)
+    script = "echo 'Iter 10 | bleu 3.5'; echo 'Iter 20 | bleu 7.25'; sleep 1"
+    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
+        def job(name: str, pattern: str) -> MPIJob:
+            return MPIJob(name=name, namespace=PROJECT, workers=1, image="mpi:latest",
+                          command=["sh", "-c", script], client=client,
+                          annotations={ANNOTATION: pattern,
+                                       "simcluster.io/run-seconds": "2"})
+        with pytest.raises(errors.ValidationError) as wrong:
+            job("own-words-wrong", "bleu {bleu}").create()
+        assert "put {step} or {epoch} where the line gives it" in str(wrong.value)
+        mine = job("own-words", "Iter {step} | bleu {bleu}").create()
+        try:
+            assert mine.wait_for_completion(timeout=90).phase == "Succeeded"
+            bleu = mine.get_metrics(names=["training"])["training"]["bleu"]
+        finally:
+            mine.delete()
+    assert [(p["step"], p["value"]) for p in bleu] == [(10, 3.5), (20, 7.25)]

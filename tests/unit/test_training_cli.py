@@ -351,6 +351,14 @@ def test_a_template_config_set_and_output_artifacts_shape_the_manifest(capsys, m
                            "spec.mpiReplicaSpecs.Worker.replicas=2", "--dry-run=client")
     assert code == 0, err
     assert yaml.safe_load(again)["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
+    # a key with dots, escaped as Helm's: a job's own log pattern
+    code, patterned, err = run(capsys, "training", "create", "mpijob", "--config",
+                               str(tmp_path / "job-spec.yaml"), "--set",
+                               r"metadata.annotations.opendatahub\.io/metric-patterns="
+                               "Iter {step} loss={loss}", "--dry-run=client")
+    assert code == 0, err
+    assert yaml.safe_load(patterned)["metadata"]["annotations"][
+        "opendatahub.io/metric-patterns"] == "Iter {step} loss={loss}"
 
 
 @pytest.mark.parametrize("flags, said", [
@@ -361,6 +369,8 @@ def test_a_template_config_set_and_output_artifacts_shape_the_manifest(capsys, m
     (["--set", "metadata.name=Bad_Name"], 'Job name "Bad_Name" is not valid'),
     (["--template", "nope"], "there is no such template"),
     (["--output-artifacts", "out"], "give the absolute path"),
+    ([r"--set=metadata.annotations.opendatahub\.io/metric-patterns=loss {loss}"],
+     "put {step} or {epoch} where the line gives it"),
 ])
 def test_a_set_template_or_output_path_that_cannot_be_used_says_why(capsys, monkeypatch,
                                                                      tmp_path, flags, said):

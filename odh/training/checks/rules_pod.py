@@ -19,6 +19,8 @@ from odh.training.checks.syntax import (
 )
 from odh.training.findings import WARNING, FieldError, ValidationContext
 from odh.training.i18n import _
+from odh.training.manifests.metric_patterns import ANNOTATION as METRIC_PATTERNS
+from odh.training.manifests.metric_patterns import parse_patterns
 from odh.training.paths import as_dict, get_path
 from odh.training.quantity import format_cpu, format_memory
 from odh.training.spec import LAUNCHER, ROLES, JobSpec, build_manifest
@@ -144,6 +146,12 @@ def check_metadata(spec: JobSpec, context: ValidationContext) -> Findings:
     if size > ANNOTATIONS_MAX_BYTES:
         yield FieldError("annotations", _("The annotations are larger than 256 KiB in total: "
                                           "shorten them."))
+    declared = as_dict(spec.annotations).get(METRIC_PATTERNS)
+    if declared is not None:
+        try:
+            parse_patterns(text(declared))
+        except ValueError as e:
+            yield FieldError("annotations", str(e))
 
 
 def check_placement(spec: JobSpec, context: ValidationContext) -> Findings:

@@ -19,7 +19,9 @@ value. A line counts when it says both where training is and some values:
 Fields are cut at `,`, `|`, `;`, tabs and ` - `, so names may have spaces (Megatron's
 `lm loss: 6.1E+00`). The position words themselves (epoch, step, iteration, rank,
 skipped...) are not metrics. Lines from a rank other than 0 (`[1,3]<stdout>:`, `[Rank 3]`)
-are left out: rank 0 speaks for the run.
+are left out: rank 0 speaks for the run. A job may declare its own patterns (the
+annotation `opendatahub.io/metric-patterns`, odh/training/manifests/metric_patterns.py):
+a line one of them matches is read by it alone.
 
 A point is `(step, epoch, value, time)`: the global step (steps of earlier epochs
 counted, `(k-1) * steps_per_epoch + s`) where the line tells it, the epoch as a fraction
@@ -46,6 +48,7 @@ from datetime import datetime
 
 from odh.training.logs import progress as p
 from odh.training.logs.logvalues import MAX_NAME_LENGTH, values
+from odh.training.manifests.metric_patterns import DeclaredPattern, compile_pattern
 
 MAX_NAMES = 16
 __all__ = [
@@ -98,8 +101,13 @@ class Series:
 class CurveReader:
     """Reads a log as it grows (feed it the new lines each time) and keeps its curves."""
 
-    def __init__(self, state: dict | None = None) -> None:
+    def __init__(self, state: dict | None = None, patterns: Iterable[str] | None = None
+                 ) -> None:
         state = state or {}
+        # the job's own patterns (manifests/metric_patterns.py), read before the usual ones
+        self.patterns: tuple[str, ...] = tuple(patterns if patterns is not None
+                                               else state.get("patterns") or ())
+        self._declared = _compiled(self.patterns)
         self.series: dict[str, Series] = {}
         for s in state.get("series") or []:
             series = Series(str(s["name"]), str(s["per"]), [tuple(x) for x in s["points"]])
@@ -121,7 +129,8 @@ class CurveReader:
                 "steps_per_epoch": self.steps_per_epoch,
                 "keras": list(self.keras) if self.keras else None, "left_out": self.left_out,
                 "read_to": self.read_to.isoformat() if self.read_to else None,
-                "read_at_count": self.read_at_count}
+                "read_at_count": self.read_at_count,
+                **({"patterns": list(self.patterns)} if self.patterns else {})}
 
     def since_seconds(self, now: datetime, slack: float = SLACK_SECONDS) -> int | None:
         """What to ask the API server for (`sinceSeconds`) to get every line after the
@@ -175,6 +184,12 @@ class CurveReader:
         rank, text = p._clean(physical)
         if not text or (rank is not None and rank != 0):
             return 0
+        t = at.timestamp() if at is not None else None
+        for pattern in self._declared:
+            if (found := pattern.read(text)) is not None:
+                step, epoch, pairs = found
+                return sum(self._add(name, STEP, (step, epoch, value, t))
+                           for name, value in pairs)
         where = self._where(text)
         if where is None:
             return 0
@@ -187,7 +202,6 @@ class CurveReader:
         pairs = [(n, v) for n, v in pairs if n not in _NOT_METRICS]
         if step is None and epoch is None:
             return 0
-        t = at.timestamp() if at is not None else None
         added = 0
         for name, value in pairs:
             if self._add(name, where.per, (step, epoch, value, t)):
@@ -263,6 +277,16 @@ class CurveReader:
         return True
 
 
+def _compiled(templates: tuple[str, ...]) -> list[DeclaredPattern]:
+    compiled = []
+    for template in templates:
+        try:
+            compiled.append(compile_pattern(template))
+        except ValueError:
+            continue  # the manifest check said why before the job was created
+    return compiled
+
+
 def _x(point: Point) -> float:
     """Where the point is: its step, else its epoch (a point has one or both)."""
     return point[0] if point[0] is not None else point[1]  # type: ignore[return-value]
@@ -272,8 +296,9 @@ def _axis(point: Point) -> str:
     return STEP if point[0] is not None else EPOCH
 
 
-def read_curves(lines: Iterable[str | tuple[datetime | None, str]]) -> CurveReader:
-    """The curves of a whole log (or tail) at once."""
-    reader = CurveReader()
+def read_curves(lines: Iterable[str | tuple[datetime | None, str]],
+                patterns: Iterable[str] = ()) -> CurveReader:
+    """The curves of a whole log (or tail) at once (`patterns`: the job's own)."""
+    reader = CurveReader(patterns=patterns)
     reader.feed(lines)
     return reader

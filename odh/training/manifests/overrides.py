@@ -3,7 +3,8 @@ manifest a job is made from (a file, a template or the flags), applied before th
 so what it sets is checked like anything else.
 
 PATH walks the manifest: `spec.runPolicy.backoffLimit=3`, `metadata.labels.team=nlp`,
-`spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image=quay.io/x:2`; a missing
+`spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image=quay.io/x:2`, a key with
+dots escaped as Helm's: `metadata.annotations.opendatahub\\.io/retries=2`; a missing
 map on the way is made, a list index must exist (or be the next one). VALUE is read as
 YAML reads a scalar (`3` a number, `true` a boolean, `"3"` a string); `PATH=` sets "".
 """
@@ -17,7 +18,7 @@ import yaml
 
 from odh.training.i18n import _
 
-_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_STEP = re.compile(r"((?:[^.\[\]\\]|\\.)+)|\[(\d+)\]")  # `\.`: a dot in a key
 
 
 class OverrideError(ValueError):
@@ -31,7 +32,8 @@ def _steps(path: str) -> list[str | int]:
         gap = path[at:match.start()]
         if gap not in ("", "."):
             break
-        steps.append(match[1] if match[1] is not None else int(match[2]))
+        steps.append(re.sub(r"\\(.)", r"\1", match[1]) if match[1] is not None
+                     else int(match[2]))
         at = match.end()
     if not steps or at != len(path) or not isinstance(steps[0], str):
         raise OverrideError(_("--set “%(path)s”: write a path of fields, such as "

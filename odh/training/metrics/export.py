@@ -109,8 +109,10 @@ def read_training(client, kind: JobKind, namespace: str, name: str,
     TrainingClient) signs in; {} when the log has none or is not there yet."""
     from odh.training.logs.curves import read_curves
     from odh.training.logs.progress import progress_source
+    from odh.training.manifests.metric_patterns import job_patterns
 
     summary = summary or client.summary(name, namespace, kind)
+    patterns = job_patterns(client.cluster.get_job(kind, namespace, name))
     source = progress_source(summary.replicas)
     if source is None or not getattr(source, "exists", False):
         return {}
@@ -121,7 +123,7 @@ def read_training(client, kind: JobKind, namespace: str, name: str,
         if e.status == 400:  # its container has not started: no log yet
             return {}
         raise
-    return export_series(read_curves(str(text).splitlines()))
+    return export_series(read_curves(str(text).splitlines(), patterns))
 
 
 def prometheus_url(url: str | None) -> str:

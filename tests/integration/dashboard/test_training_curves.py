@@ -215,3 +215,24 @@ def test_a_running_jobs_training_group_grows_and_stops_asking_when_it_ends(
     final = alice.get(part, {"points": count}).content.decode()
     assert "hx-get" not in final and ">Training</h2>" in final
     assert len({c["name"]: c for c in chart_data(final)}["loss"]["traces"][1]["x"]) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_jobs_own_patterns_chart_what_its_log_says_in_its_own_words(
+        hub, jobs, alice, settings):
+    from odh.training.manifests.metric_patterns import ANNOTATION
+    settings.PROMETHEUS_URL = ""
+    name = "curves-declared"
+    script = "; ".join(f"echo 'Iter {s} | bleu {b} | wps {w}'" for s, b, w in
+                       ((100, 12.5, 5400), (200, 17.25, 5550), (300, 19.0, 5600)))
+    run(jobs, mpijob(name, workers=1, annotations={
+        ANNOTATION: "Iter {step} | bleu {bleu} | wps {words_per_sec}\n"},
+        launcher_command=["sh", "-c", script + "; sleep 1"]))
+    body = alice.get(reverse("training-job-detail", args=[NS, "mpijob", name]),
+                     {"tab": "metrics"}).content.decode()
+    charts = {c["name"]: c for c in chart_data(body)}
+    assert list(charts) == ["bleu", "words_per_sec"]
+    assert charts["bleu"]["axis"] == "step"
+    assert charts["bleu"]["traces"][0]["x"] == [100, 200, 300]
+    assert charts["bleu"]["traces"][0]["y"] == [12.5, 17.25, 19.0]
+    assert charts["words_per_sec"]["traces"][0]["y"] == [5400, 5550, 5600]

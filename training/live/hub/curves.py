@@ -33,6 +33,7 @@ from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.logs.curves import CurveReader
 from odh.training.logs.progress import progress_source
+from odh.training.manifests.metric_patterns import job_patterns
 from odh.training.status.summary import JobStatus, JobSummary
 from training.live.hub.background import Background
 
@@ -53,6 +54,7 @@ class _Job:
     pod: str
     ended: bool
     due: float = 0.0  # monotonic time of its next read
+    patterns: tuple[str, ...] = ()  # its own log patterns (manifests/metric_patterns.py)
 
 
 class CurveKeeper(Background):
@@ -97,7 +99,8 @@ class CurveKeeper(Background):
                 return
             self._jobs[uid] = _Job(uid, summary.namespace, summary.kind.kind, summary.name,
                                    source.name, ended,
-                                   due=self.clock() if ended or known is None else known.due)
+                                   due=self.clock() if ended or known is None else known.due,
+                                   patterns=job_patterns(job))
             self._cond.notify()
 
     def gone(self, uid: str) -> None:
@@ -148,7 +151,7 @@ class CurveKeeper(Background):
         if row is not None and row.finished:
             self._done.add(job.uid)
             return
-        reader = CurveReader(row.state if row is not None else None)
+        reader = CurveReader(row.state if row is not None else None, patterns=job.patterns)
         since = reader.since_seconds(datetime.now(UTC))
         complete = True
         try:
