@@ -418,7 +418,19 @@
     }
   });
 
+  // A pushed list row keeps the menu the page drew (it is the person's: what they may do);
+  // the items that fit one state of the job (Suspend, Resume, Retry) follow the row's.
+  function fitRowMenus() {
+    document.querySelectorAll("tr[data-job-state]").forEach(function (row) {
+      var state = row.getAttribute("data-job-state");
+      row.querySelectorAll("[data-while]").forEach(function (item) {
+        item.hidden = item.getAttribute("data-while") !== state;
+      });
+    });
+  }
+
   document.addEventListener("htmx:wsAfterMessage", function () {
+    fitRowMenus();
     showWhetherEventsAreEmpty();
     tick();
     if (!focusedId) return;

@@ -165,11 +165,19 @@ def test_the_list_row_changes_status_live(page, live_dashboard, jobs):
     expect(row).to_contain_text("Running", timeout=SLOW)
     expect(page.locator("#live-announcer")).to_contain_text(f"Job {name} is now Running")
     expect(link).to_be_focused()
+    # its menu, drawn when it was suspended, now fits a running job
+    row.get_by_label(f"Actions for {name}").click()
+    expect(row.get_by_role("button", name="Suspend")).to_be_visible()
+    expect(row.get_by_role("button", name="Resume")).to_be_hidden()
+    expect(row.get_by_role("link", name="Retry")).to_be_hidden()
     # a filter swaps the table in place: the new table opens its own socket
     page.get_by_label("Type").select_option(label="MPIJob")
     expect(page).to_have_url(re.compile(r"type=mpijob"))
     _wait_live(page)
     expect(row).to_contain_text("Succeeded", timeout=SLOW)
+    row.get_by_label(f"Actions for {name}").click()
+    expect(row.get_by_role("link", name="Retry")).to_be_visible()
+    expect(row.get_by_role("button", name="Suspend")).to_be_hidden()
     assert _not_reloaded(page)
 
 

@@ -92,9 +92,10 @@ def test_it_offers_alice_create_and_the_row_actions_that_fit(alice):
 
 
 def row_menu(body: str, row: str) -> list[str]:
-    """The items of a row's menu, in order (links and the buttons of its forms)."""
+    """The items of a row's menu that show, in order (links and the buttons of its forms)."""
     cell = body[body.index(f'id="row-actions-{row}"'):]
-    return re.findall(r"<li[^>]*>(?:<a [^>]*>|<form .*?<button [^>]*>)([^<]+)</",
+    return re.findall(r"<li(?![^>]*\bhidden\b)[^>]*>(?:<a [^>]*>|<form .*?<button [^>]*>)"
+                      r"([^<]+)</",
                       cell[:cell.index("</td>")])
 
 
