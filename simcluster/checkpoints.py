@@ -13,9 +13,11 @@ is kept, as a container's own filesystem is lost with it.
 At each epoch's end: `checkpoint-<global step>/` with `pytorch_model.bin`, `optimizer.pt`
 (twice the model), `scheduler.pt`, `rng_state.pth` and `trainer_state.json` (real JSON), the
 oldest removed past KEEP (`save_total_limit`); the event file
-`events.out.tfevents.<start>.<host>.<pid>.0` grows. At a successful end: `pytorch_model.bin`,
-`config.json` and `train_results.json` at the directory's root. A failed run keeps what it
-wrote until it failed.
+`events.out.tfevents.<start>.<host>.<pid>.0` grows by one record of real TensorBoard scalars
+(`train/loss`, and `train/accuracy`, `train/learning_rate` where the program has them) at
+the epoch's global step, the values the log prints (tfevents.py). At a successful end:
+`pytorch_model.bin`, `config.json` and `train_results.json` at the directory's root. A
+failed run keeps what it wrote until it failed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from simcluster import tfevents
 from simcluster.behaviour import owner_chain
 from simcluster.volumes import ClaimKey, Volumes, resolve
 from simcluster.workloads import Run, seeded
@@ -91,7 +94,18 @@ class CheckpointWriter:
     def events_path(self) -> str:
         return self._path(f"events.out.tfevents.{int(self.started)}.{self.host}.1.0")
 
-    def epoch(self, k: int, epochs: int, steps: int, loss: float) -> None:
+    def _events(self, now: float, step: int, scalars: list[tuple[str, float]]) -> None:
+        v = self.volumes
+        found = v.files(self.key).get(posixpath.normpath(self.events_path).strip("/"))
+        before = found.content if found is not None and found.content else \
+            tfevents.file_start(self.started)
+        v.write(self.key, self.events_path, now,
+                content=before + tfevents.scalars_record(now, step, scalars))
+
+    def epoch(self, k: int, epochs: int, steps: int, loss: float,
+              more: dict[str, float] | None = None) -> None:
+        """Epoch `k` ended at global step k * steps with `loss` (and `more` scalars,
+        `train/<name>`: what the log prints at that step)."""
         now, step = self.run.cluster.clock.now(), k * steps
         name = f"checkpoint-{step}"
         state = {"epoch": float(k), "global_step": step, "max_steps": epochs * steps,
@@ -103,7 +117,8 @@ class CheckpointWriter:
         v.write(self.key, self._path(name, "rng_state.pth"), now, 14583)
         v.write(self.key, self._path(name, "trainer_state.json"), now,
                 content=json.dumps(state, indent=2).encode())
-        v.write(self.key, self.events_path, now, 88 + 1236 * k)
+        self._events(now, step, [("train/loss", loss),
+                                 *((f"train/{n}", x) for n, x in (more or {}).items())])
         kept = sorted((p for p, f in v.files(self.key).items()
                        if f.is_dir and posixpath.dirname(p) == self.directory
                        and posixpath.basename(p).startswith("checkpoint-")),

@@ -462,7 +462,9 @@ class MpiLauncher(Program):
                                    f"{total:.1f} img/sec ({total / self.np:.1f} img/sec per "
                                    f"rank)"))
         if self.writer is not None:
-            self.writer.epoch(k, epochs, self.steps, loss)
+            lr = learning_rate(0.1 * self.batch * min(self.np, 64) / 256, k / epochs)
+            self.writer.epoch(k, epochs, self.steps, loss,
+                              {"accuracy": acc, "learning_rate": lr})
 
     def _finish(self) -> None:
         if self.failed:
@@ -695,14 +697,15 @@ class Trainer(Program):
         loss = _curve(self.seed, k, epochs, self.loss0, self.loss_end)
         acc = min(0.995, 0.3 + 0.68 * (1 - math.exp(-3.0 * k / epochs)))
         rate = self.rate * (1 + 0.02 * math.sin(self.seed * 31 + k))
+        lr = learning_rate(0.001 * max(1, len(self.members)), k / epochs)
         if self.writer is not None:
-            self.writer.epoch(k, epochs, 469, loss)
+            self.writer.epoch(k, epochs, 469, loss, {"accuracy": acc} if self.kind == "TFJob"
+                              else {"accuracy": acc, "learning_rate": lr})
         if self.kind == "TFJob":
             per_step = seconds / 469 * 1000
             self.run.write(f"469/469 [==============================] - {seconds:.0f}s "
                            f"{per_step:.0f}ms/step - loss: {loss:.4f} - accuracy: {acc:.4f}")
             return
-        lr = learning_rate(0.001 * max(1, len(self.members)), k / epochs)
         self.run.write(f"Epoch {k}/{epochs}: loss={loss:.4f}, accuracy={acc:.4f}, "
                        f"lr={lr:.6f}, {rate:.1f} samples/sec")
 
