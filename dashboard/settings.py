@@ -287,6 +287,21 @@ ARTIFACTS_IMAGE = env_str("ARTIFACTS_IMAGE", "registry.access.redhat.com/ubi9/ub
 ARTIFACTS_POD_TIMEOUT_SECONDS = env_int("ARTIFACTS_POD_TIMEOUT_SECONDS", 90, minimum=5)
 ARTIFACTS_DOWNLOAD_LIMIT_BYTES = env_int("ARTIFACTS_DOWNLOAD_LIMIT_BYTES", 25 * 1024 * 1024,
                                          minimum=1)
+# A job's TensorBoard, started on request from its Artifacts tab (docs/artifacts.md) and
+# reached through the dashboard only: "local" (a `tensorboard` process beside the
+# dashboard, fed with copies of the job's event files read as the person: the demo),
+# "pod" (a Pod and a Service the person creates in the job's project, from
+# TENSORBOARD_IMAGE, mounting the claim read-only: deploy/), or "" (off: the tab gives the
+# command line). Stopped after TENSORBOARD_IDLE_SECONDS without a request.
+TENSORBOARD_RUNNER = env_str("TENSORBOARD_RUNNER", "").strip().lower()
+if TENSORBOARD_RUNNER not in ("", "local", "pod"):
+    raise ImproperlyConfigured('TENSORBOARD_RUNNER must be "local", "pod" or empty, not '
+                               f'"{TENSORBOARD_RUNNER}"')
+TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "docker.io/tensorflow/tensorflow:2.16.1")
+TENSORBOARD_IDLE_SECONDS = env_int("TENSORBOARD_IDLE_SECONDS", 1800, minimum=1)
+TENSORBOARD_START_SECONDS = env_int("TENSORBOARD_START_SECONDS", 120, minimum=5)
+# where a local TensorBoard's copies of event files go ("" = a temporary directory)
+TENSORBOARD_CACHE_DIR = env_str("TENSORBOARD_CACHE_DIR", "")
 # A running job whose Launcher wrote nothing for this long (and whose GPUs are idle, when
 # Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).
 DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)

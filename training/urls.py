@@ -27,6 +27,7 @@ from training.views import (
     prometheus,
     queues,
     quota_admin,
+    tensorboard,
     wizard,
     workload_priority,
 )
@@ -106,6 +107,12 @@ urlpatterns = [
          name="training-job-artifacts-summary"),
     path(JOB + "artifacts/download/", artifacts.job_artifact_download,
          name="training-job-artifact-download"),
+    # the job's TensorBoard: its state and start, then TensorBoard itself behind the dashboard
+    path(JOB + "tensorboard/", tensorboard.job_tensorboard, name="training-job-tensorboard"),
+    path(JOB + "tensorboard/p/", tensorboard.job_tensorboard_proxy,
+         name="training-job-tensorboard-root"),
+    path(JOB + "tensorboard/p/<path:rest>", tensorboard.job_tensorboard_proxy,
+         name="training-job-tensorboard-proxy"),
     path(JOB + "curves/", metrics_export.job_training_part, name="training-job-curves"),
     path(JOB + "retry/", wizard.job_retry, name="training-job-retry"),
     path(JOB + "diagnosis/", diagnosis.job_diagnosis, name="training-job-diagnosis"),

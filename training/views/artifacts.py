@@ -111,7 +111,11 @@ def artifacts_context(request: HttpRequest, client: ClusterClient, detail: JobDe
         shown = {"name": checkpoint.path, "step": checkpoint.step,
                  "size": checkpoint.entry.size, "modified": checkpoint.entry.modified,
                  "path": checkpoint_path(output, checkpoint.path), "claim": output.claim}
+    from training.views.tensorboard import tensorboard_context  # it imports this module
+
     return {"artifacts": artifacts, "newest": shown,
+            "tb": tensorboard_context(request, detail),
+            "has_logdirs": any(item.logdirs for item in artifacts.listings),
             "resume_url": resume_url(request, detail, artifacts),
             "resumable": _resumable(detail.summary),
             "resume_way": resume_way_text(detail),

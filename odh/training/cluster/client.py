@@ -193,6 +193,16 @@ class ClusterClient(JobCalls, PodLogs, KueueReads):
         self._call(self.core.delete_namespaced_pod, name, namespace, body=body,
                    namespace=namespace)
 
+    def create_service(self, namespace: str, body: Obj) -> Obj:
+        """Create a Service (a job's TensorBoard pod's: odh.training.artifacts.tensorboard)."""
+        require_names(namespace)
+        return self._call(self.core.create_namespaced_service, namespace, body,
+                          namespace=namespace)
+
+    def delete_service(self, namespace: str, name: str) -> None:
+        require_names(namespace, name, "services")
+        self._call(self.core.delete_namespaced_service, name, namespace, namespace=namespace)
+
     def list_quotas(self, namespace: str) -> list[Obj]:
         return self._items(self.core.list_namespaced_resource_quota, namespace,
                            namespace=namespace)
