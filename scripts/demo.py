@@ -124,7 +124,9 @@ def main() -> int:
                    DASHBOARD_URL=f"http://127.0.0.1:{port}",
                    EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
                    EMAIL_FILE_PATH=str(STATE / "mail"),
-                   NOTIFY_WEBHOOK_ALLOW="127.0.0.1")
+                   NOTIFY_WEBHOOK_ALLOW="127.0.0.1",
+                   # a job's TensorBoard: a local process fed with its event files
+                   TENSORBOARD_RUNNER="local")
         subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                        cwd=ROOT, env=env, check=True)
         web = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p",
