@@ -65,6 +65,7 @@ def dashboard_on(cluster, workdir: Path):
                PROMETHEUS_URL=cluster.prometheus_url,
                METRICS_REFRESH_SECONDS="3",  # the tests wait for new points: ask sooner
                NOTIFY_WEBHOOK_ALLOW="127.0.0.1",  # as the demo: a local webhook receiver
+               TENSORBOARD_RUNNER="local",  # as the demo: a job's TensorBoard beside it
                ALLOWED_HOSTS="127.0.0.1,localhost")
     subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                    cwd=ROOT, env=env, check=True)

@@ -15,6 +15,7 @@ cookie); a board another replica holds is "not running" here.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -118,6 +119,8 @@ class Boards:
 
     # -- the reaper ----------------------------------------------------------------------
     def _ensure_reaper(self) -> None:
+        if self._reaper is None:  # the process's end stops what it started
+            atexit.register(self.stop_all)
         if self._reaper is None or not self._reaper.is_alive():
             self._reaper = threading.Thread(target=self._reap_forever, name="tensorboard-reaper",
                                             daemon=True)

@@ -17,8 +17,9 @@ from urllib.parse import urlsplit
 import requests
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-POST_PATHS = ("/data/plugin/timeseries/timeSeries", "/data/plugin/scalars/scalars_multirun",
-              "/data/plugin/timeseries/imageData")
+POST_PATHS = ("/data/plugin/timeseries/timeSeries", "/data/plugin/timeseries/imageData",
+              "/data/plugin/scalars/scalars_multirun", "/data/plugin/hparams/experiment",
+              "/data/plugin/hparams/session_groups", "/data/plugin/hparams/metric_evals")
 MAX_BODY_BYTES = 1024 * 1024
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 CONNECT_SECONDS, READ_SECONDS = 5.0, 60.0

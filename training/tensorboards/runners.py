@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -32,7 +33,14 @@ from odh.training.artifacts.tensorboard import (
 )
 from odh.training.kinds import JobKind
 from training.cluster import client_for_token
-from training.tensorboards.boards import FAILED, REFRESH_SECONDS, RUNNING, Board, Boards
+from training.tensorboards.boards import (
+    FAILED,
+    REFRESH_SECONDS,
+    RUNNING,
+    STARTING,
+    Board,
+    Boards,
+)
 
 log = logging.getLogger("training.tensorboards")
 
@@ -94,11 +102,12 @@ def start_local(board: Board, kind: JobKind, job: dict, artifacts: Artifacts,
     port = _free_port()
     output = (runtime.directory / "tensorboard.log").open("wb")
     runtime.process = subprocess.Popen(
-        [sys.executable, "-m", "tensorboard.main", "--logdir", str(runtime.logs),
+        [sys.executable, "-m", "training.tensorboards.child", str(os.getpid()),
+         "--logdir", str(runtime.logs),
          "--host", "127.0.0.1", "--port", str(port), "--path_prefix", board.path_prefix,
          "--reload_interval", "5"],
         stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        cwd=runtime.directory)
+        cwd=settings.BASE_DIR)
     output.close()
     upstream = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + settings.TENSORBOARD_START_SECONDS
@@ -109,6 +118,9 @@ def start_local(board: Board, kind: JobKind, job: dict, artifacts: Artifacts,
                 "exited")
         try:
             if requests.get(upstream + board.path_prefix + "/data/logdir", timeout=2).ok:
+                if board.state != STARTING:  # stopped meanwhile
+                    stop(board)
+                    return
                 board.upstream, board.state = upstream, RUNNING
                 board.last_used = time.monotonic()  # idle from now on, not from the start
                 return
@@ -132,6 +144,8 @@ def start_pod(board: Board, person: str, logdirs: list[LogDir]) -> None:
         name = board_name(board.job_name, person)
         deadline = time.monotonic() + settings.TENSORBOARD_START_SECONDS
         while time.monotonic() < deadline:
+            if board.state != STARTING:  # stopped meanwhile
+                return
             pod = client.get_pod(board.project, name)
             phase = (pod.get("status") or {}).get("phase")
             if phase == "Running":

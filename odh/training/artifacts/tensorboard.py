@@ -127,15 +127,13 @@ def board_name(job_name: str, person: str) -> str:
 def board_args(logdirs: list[LogDir], path_prefix: str) -> list[str]:
     """TensorBoard's arguments in the pod: each output's claim is mounted at LOGS/<n>."""
     claims = list(dict.fromkeys(d.output.claim for d in logdirs))
-    roots = list(dict.fromkeys((claims.index(d.output.claim), d.output.sub_path, d.index)
-                               for d in logdirs))
-    paths = [(posixpath.join(LOGS, str(c), sub).rstrip("/"), index) for c, sub, index in roots]
+    outputs = list(dict.fromkeys((d.index, d.output) for d in logdirs))
+    paths = [(posixpath.join(LOGS, str(claims.index(o.claim)), o.sub_path).rstrip("/"),
+              _run_root(o, index, True)) for index, o in outputs]
     if len(paths) == 1:
         logdir = ["--logdir", paths[0][0]]
     else:
-        names = [_run_root(logdirs[0].output, index, True) for _p, index in paths]
-        logdir = ["--logdir_spec", ",".join(f"{n}:{p}" for n, (p, _i) in
-                                            zip(names, paths, strict=True))]
+        logdir = ["--logdir_spec", ",".join(f"{name}:{path}" for path, name in paths)]
     return ["tensorboard", *logdir, "--port", str(PORT), "--bind_all",
             "--path_prefix", path_prefix]
 
