@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from odh.training.artifacts.tensorboard import job_logdirs
+from odh.training.artifacts.tensorboard import job_logdirs, no_event_files
 from odh.training.cluster.access import identity
 from odh.training.status.queries import JobDetail
 from training.accounts import session
@@ -57,10 +57,7 @@ def _start(request: HttpRequest, client, detail: JobDetail) -> Board:
     logdirs = job_logdirs(artifacts)
     if not logdirs:
         board.state = FAILED
-        board.message = _("The dashboard found no TensorBoard event files "
-                          "(events.out.tfevents.*) in this job's output directories yet: "
-                          "TensorBoard has nothing to show. Start it again once the job "
-                          "has written some.")
+        board.message = no_event_files()
         if artifacts.refusal is not None:
             board.message = artifacts.refusal.message
         return BOARDS.start(board, lambda b: None)

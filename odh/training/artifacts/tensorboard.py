@@ -35,6 +35,13 @@ MOST_EVENT_FILES = 20  # copied for one local TensorBoard (each is one pod)
 BOARD_LIFETIME_SECONDS = 12 * 3600
 
 
+def no_event_files() -> str:
+    """What a job without event files gets (translated when said)."""
+    return _("The dashboard found no TensorBoard event files (events.out.tfevents.*) in this "
+             "job's output directories yet: TensorBoard has nothing to show. Start it again "
+             "once the job has written some.")
+
+
 class TensorBoardRefused(errors.ODHError):
     """A TensorBoard that could not start; `message` says why and what to do. `reason`:
     no-logs, forbidden, not-installed, exited, not-started."""
@@ -93,10 +100,7 @@ def copy_event_files(client: ClusterClient, namespace: str, job_name: str,
     items = [(i, item) for i, item in enumerate(artifacts.listings)
              if item.listing is not None and item.listing.event_files]
     if not items:
-        raise TensorBoardRefused(_("The dashboard found no TensorBoard event files "
-                                   "(events.out.tfevents.*) in this job's output directories "
-                                   "yet: TensorBoard has nothing to show. Start it again "
-                                   "once the job has written some."), "no-logs")
+        raise TensorBoardRefused(no_event_files(), "no-logs")
     copied, refused = 0, None
     several = len({i for i, _item in items}) > 1
     for i, item in items:
@@ -203,9 +207,7 @@ def start_board_pod(client: ClusterClient, namespace: str, job_name: str, person
     """Create the Pod and its Service as the person (an earlier pair of theirs is replaced);
     the Service's URL. Refusals in plain words (TensorBoardRefused)."""
     if not logdirs:
-        raise TensorBoardRefused(_("The dashboard found no TensorBoard event files in this "
-                                   "job's output directories yet: TensorBoard has nothing "
-                                   "to show."), "no-logs")
+        raise TensorBoardRefused(no_event_files(), "no-logs")
     try:
         stop_board_pods(client, namespace, job_name, person)
     except errors.Forbidden:  # the create below says it in plain words
