@@ -300,6 +300,8 @@ if TENSORBOARD_RUNNER not in ("", "local", "pod"):
 TENSORBOARD_IMAGE = env_str("TENSORBOARD_IMAGE", "docker.io/tensorflow/tensorflow:2.16.1")
 TENSORBOARD_IDLE_SECONDS = env_int("TENSORBOARD_IDLE_SECONDS", 1800, minimum=1)
 TENSORBOARD_START_SECONDS = env_int("TENSORBOARD_START_SECONDS", 120, minimum=5)
+# how often a local TensorBoard of a running job gets the job's new event files, while used
+TENSORBOARD_REFRESH_SECONDS = env_int("TENSORBOARD_REFRESH_SECONDS", 30, minimum=1)
 # where a local TensorBoard's copies of event files go ("" = a temporary directory)
 TENSORBOARD_CACHE_DIR = env_str("TENSORBOARD_CACHE_DIR", "")
 # A running job whose Launcher wrote nothing for this long (and whose GPUs are idle, when

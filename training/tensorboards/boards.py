@@ -5,7 +5,8 @@ to answer take seconds); its page polls its state. The reaper, one daemon thread
 with the first board, wakes a few times per idle period: it stops a board unused for
 TENSORBOARD_IDLE_SECONDS (a local process ended and its copies removed; a pod deleted with
 the token of the person who started it), notices a local process that ended by itself, and
-copies a running job's new event files every REFRESH_SECONDS while its board is used. A
+copies a running job's new event files every TENSORBOARD_REFRESH_SECONDS while its board is
+used. A
 stopped board stays known (saying why) until it is started again.
 
 The boards live in the process that started them: with several web replicas, a person's
@@ -30,7 +31,6 @@ from django.utils.translation import gettext as _
 from odh.training.errors import ODHError
 
 log = logging.getLogger("training.tensorboards")
-REFRESH_SECONDS = 30.0
 
 STARTING, RUNNING, FAILED, STOPPED = "starting", "running", "failed", "stopped"
 Key = tuple[str, str, str, str]  # (person, project, kind slug, job name)
@@ -129,7 +129,7 @@ class Boards:
     def _reap_forever(self) -> None:
         while True:
             idle = float(settings.TENSORBOARD_IDLE_SECONDS)
-            self._wake.wait(max(0.2, min(idle / 4, 30.0)))
+            self._wake.wait(max(0.2, min(idle / 4, settings.TENSORBOARD_REFRESH_SECONDS, 30.0)))
             self._wake.clear()
             try:
                 self.reap()

@@ -5,16 +5,19 @@ sends as forms (POST_PATHS), with TensorBoard's own anti-forgery header (`X-XSRF
 1`, which a form of another site cannot send) and a body of at most MAX_BODY_BYTES. Of the
 request, only the headers TensorBoard needs (never the dashboard's cookies or an
 Authorization header); of the answer, only content headers (never Set-Cookie, nor a
-hop-by-hop header). The answer is streamed in chunks and cut at MAX_RESPONSE_BYTES; the
-upstream has CONNECT_SECONDS to answer and READ_SECONDS between chunks.
+hop-by-hop header). The answer is streamed in chunks (an async stream under ASGI, so daphne
+sends each as it comes) and cut at MAX_RESPONSE_BYTES; the upstream has CONNECT_SECONDS to
+answer and READ_SECONDS between chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlsplit
 
 import requests
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 POST_PATHS = ("/data/plugin/timeseries/timeSeries", "/data/plugin/timeseries/imageData",
@@ -62,6 +65,20 @@ def _chunks(upstream: requests.Response) -> Iterator[bytes]:
         upstream.close()
 
 
+async def _achunks(upstream: requests.Response) -> AsyncIterator[bytes]:
+    """The same, for an ASGI server (which would read a plain iterator whole first): each
+    chunk read in a worker thread."""
+    chunks = _chunks(upstream)
+    try:
+        while True:
+            chunk = await sync_to_async(next, thread_sensitive=False)(chunks, None)
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        await sync_to_async(chunks.close, thread_sensitive=False)()
+
+
 def forward(request: HttpRequest, upstream_base: str) -> HttpResponse:
     """`request` (its path and query as they are: TensorBoard runs with the same path
     prefix) sent to `upstream_base`, the answer streamed."""
@@ -71,7 +88,8 @@ def forward(request: HttpRequest, upstream_base: str) -> HttpResponse:
     upstream = requests.request(request.method or "GET", upstream_base + request.get_full_path(),
                                 headers=headers, data=body, stream=True, allow_redirects=False,
                                 timeout=(CONNECT_SECONDS, READ_SECONDS))
-    response = StreamingHttpResponse(_chunks(upstream), status=upstream.status_code)
+    body = _achunks(upstream) if isinstance(request, ASGIRequest) else _chunks(upstream)
+    response = StreamingHttpResponse(body, status=upstream.status_code)
     for name in RESPONSE_HEADERS:
         if name in upstream.headers:
             response[name] = upstream.headers[name]

@@ -35,7 +35,6 @@ from odh.training.kinds import JobKind
 from training.cluster import client_for_token
 from training.tensorboards.boards import (
     FAILED,
-    REFRESH_SECONDS,
     RUNNING,
     STARTING,
     Board,
@@ -194,8 +193,8 @@ def check(board: Board, boards: Boards) -> None:
         shutil.rmtree(runtime.directory, ignore_errors=True)
         return
     now = time.monotonic()
-    if board.finished or board.refreshing or now - board.refreshed < REFRESH_SECONDS \
-            or board.last_used < board.refreshed:
+    due = now - board.refreshed >= settings.TENSORBOARD_REFRESH_SECONDS
+    if board.finished or board.refreshing or not due or board.last_used < board.refreshed:
         return
     board.refreshing = True
 

@@ -25,22 +25,18 @@ RESNET = ("team-nlp", "mpijob", RUN)  # alice's; bob cannot see team-nlp
 IMAGE = "quay.io/opendatahub/horovod:0.28.1-pytorch2.1"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def alices_run(demo_cluster):
-    """A short MPIJob of alice's that writes checkpoints and an event file, succeeded; its
-    Launcher's pod (and log) kept."""
-    from kubernetes import client as k8s
-
-    manifest = {
+def _mpijob(name: str, run_seconds: int, epochs: int) -> dict:
+    return {
         "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-        "metadata": {"name": RUN, "namespace": "team-nlp", "annotations": {
-            "simcluster.io/run-seconds": "60", "simcluster.io/epochs": "4"}},
+        "metadata": {"name": name, "namespace": "team-nlp", "annotations": {
+            "simcluster.io/run-seconds": str(run_seconds),
+            "simcluster.io/epochs": str(epochs)}},
         "spec": {"slotsPerWorker": 1, "runPolicy": {"cleanPodPolicy": "None"},
                  "mpiReplicaSpecs": {
             "Launcher": {"replicas": 1, "template": {"spec": {"containers": [{
                 "name": "launcher", "image": IMAGE,
                 "command": ["mpirun", "-np", "1", "python", "train.py",
-                            "--output_dir", f"/mnt/checkpoints/{RUN}"],
+                            "--output_dir", f"/mnt/checkpoints/{name}"],
                 "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}},
             "Worker": {"replicas": 1, "template": {"spec": {
                 "containers": [{"name": "worker", "image": IMAGE,
@@ -48,9 +44,17 @@ def alices_run(demo_cluster):
                                 "volumeMounts": [{"name": "c", "mountPath": "/mnt/checkpoints"}]}],
                 "volumes": [{"name": "c",
                              "persistentVolumeClaim": {"claimName": "checkpoints"}}]}}}}}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def alices_run(demo_cluster):
+    """A short MPIJob of alice's that writes checkpoints and an event file, succeeded; its
+    Launcher's pod (and log) kept."""
+    from kubernetes import client as k8s
+
     api = k8s.CustomObjectsApi(demo_cluster.api_client("alice"))
     api.create_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp", "mpijobs",
-                                        manifest)
+                                        _mpijob(RUN, 60, 4))
     wait_until(lambda: any(c["type"] == "Succeeded" and c["status"] == "True" for c in (
         api.get_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp", "mpijobs",
                                          RUN).get("status") or {}).get("conditions", [])),
@@ -74,13 +78,20 @@ def boards(settings):
     BOARDS.boards.clear()
 
 
+def _status(client, ref) -> str:
+    """The Artifacts tab's TensorBoard part, as htmx asks for it."""
+    r = client.get(reverse("training-job-tensorboard", args=ref), headers={"HX-Request": "true"})
+    assert r.status_code == 200
+    return r.content.decode()
+
+
 def _start(client, ref) -> str:
-    url = reverse("training-job-tensorboard", args=ref)
-    r = client.post(url, follow=True)
+    """Start it and wait until it runs or fails: the text of the tab's TensorBoard part."""
+    r = client.post(reverse("training-job-tensorboard", args=ref), follow=True)
     assert r.status_code == 200
 
     def settled():
-        text = _text(client.get(url).content.decode())
+        text = _text(_status(client, ref))
         return text if "Starting TensorBoard" not in text else None
     return wait_until(settled, 90, interval=0.5, message="TensorBoard to start or fail")
 
@@ -116,7 +127,7 @@ def test_alice_opens_tensorboard_and_sees_the_losses_her_run_printed(alice, boar
     assert 'aria-live="polite"' in body
     text = _start(alice, RESNET)
     assert "TensorBoard for tensorboard-run" in text, text
-    status = alice.get(reverse("training-job-tensorboard", args=RESNET)).content.decode()
+    status = _status(alice, RESNET)
     link = re.search(r'href="([^"]+)" target="_blank" rel="noopener" id="job-tensorboard-link"',
                      status).group(1)
     assert link == reverse("training-job-tensorboard-root", args=RESNET)
@@ -166,9 +177,8 @@ def test_bob_is_refused_both_the_start_and_the_proxy(alice, boards, client, demo
 def test_unused_it_stops_and_says_so_and_starts_again(alice, boards, settings):
     settings.TENSORBOARD_IDLE_SECONDS = 1
     assert "TensorBoard for tensorboard-run" in _start(alice, RESNET)
-    url = reverse("training-job-tensorboard", args=RESNET)
     text = wait_until(lambda: (lambda t: t if "stopped after" in t else None)(
-        _text(alice.get(url).content.decode())), 30, interval=0.5, message="the idle stop")
+        _text(_status(alice, RESNET))), 30, interval=0.5, message="the idle stop")
     assert "TensorBoard stopped after 1 minute unused." in text
     assert "Start TensorBoard again" in text
     r, body = _get(alice, RESNET, "data/plugin/scalars/tags")
@@ -176,6 +186,36 @@ def test_unused_it_stops_and_says_so_and_starts_again(alice, boards, settings):
     assert "TensorBoard stopped after 1 minute unused." in _text(body.decode())
     settings.TENSORBOARD_IDLE_SECONDS = 1800
     assert "TensorBoard for tensorboard-run" in _start(alice, RESNET)
+
+
+def test_a_running_jobs_tensorboard_gets_its_new_epochs_while_used(alice, boards, settings,
+                                                                  demo_cluster):
+    from kubernetes import client as k8s
+
+    settings.TENSORBOARD_REFRESH_SECONDS = 1
+    name = "tensorboard-live"
+    ref = ("team-nlp", "mpijob", name)
+    api = k8s.CustomObjectsApi(demo_cluster.api_client("alice"))
+    api.create_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp", "mpijobs",
+                                        _mpijob(name, 1200, 12))
+    try:
+        def started() -> str | None:
+            cache.clear()  # the listing of a running job is kept a little while
+            text = _start(alice, ref)
+            return text if f"TensorBoard for {name}" in text else None
+        wait_until(started, 90, interval=1, message="a TensorBoard with the first epoch")
+
+        def steps() -> set[int]:
+            r, body = _get(alice, ref, "data/plugin/scalars/scalars", run=".", tag="train/loss")
+            return {step for _wall, step, _value in json.loads(body)} if r.status_code == 200 \
+                else set()
+        first = wait_until(steps, 30, interval=0.5, message="the first epoch's loss")
+        more = wait_until(lambda: (lambda now: now if len(now) > len(first) else None)(steps()),
+                          60, interval=0.5, message="a later epoch's loss")
+        assert first < more
+    finally:
+        api.delete_namespaced_custom_object("kubeflow.org", "v2beta1", "team-nlp", "mpijobs",
+                                            name)
 
 
 def test_a_job_without_event_files_says_so(alice, boards):
