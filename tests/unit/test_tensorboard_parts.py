@@ -76,3 +76,21 @@ def test_the_proxy_passes_reads_only(method, rest, headers, status):
         with pytest.raises(NotForwarded) as refused:
             may_forward(request, rest)
         assert refused.value.status == status
+
+
+def test_without_tensorboard_installed_the_local_runner_says_what_to_do(monkeypatch, settings):
+    import importlib.util
+
+    from odh.training.artifacts.reading import Artifacts
+    from odh.training.artifacts.tensorboard import TensorBoardRefused
+    from training.tensorboards import runners
+    from training.tensorboards.boards import Board
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    board = Board(("p", "team-nlp", "mpijob", "j"), "local", "token", "/p", finished=True)
+    with pytest.raises(TensorBoardRefused) as refused:
+        runners.start_local(board, None, {}, Artifacts(None), None)  # type: ignore[arg-type]
+    assert refused.value.reason == "not-installed"
+    assert "TENSORBOARD_RUNNER=pod" in refused.value.message

@@ -222,6 +222,7 @@ def test_a_job_without_event_files_says_so(alice, boards):
     ref = ("team-nlp", "mpijob", "bert-large-pretrain")  # names no output directory
     r = alice.post(reverse("training-job-tensorboard", args=ref), follow=True)
     assert r.status_code == 200
+    assert_valid(r.content.decode())  # the page without JavaScript
     text = _text(r.content.decode())
     assert "no TensorBoard event files" in text and "Open TensorBoard" not in text
 
