@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import SCREENSHOTS, sign_in
 
 RESNET = "/jobs/team-cv/mpijob/resnet50-imagenet/"
 
@@ -31,5 +31,5 @@ def test_alice_opens_tensorboard_for_a_finished_run(page, live_dashboard, screen
         expect(board.get_by_text(tag, exact=True).first).to_be_visible(timeout=60000)
     board.wait_for_load_state("networkidle")
     assert refused == []
-    board.screenshot(path=str(screenshot("tensorboard-link").parent / "tensorboard-page.png"),
-                     full_page=True)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    board.screenshot(path=str(SCREENSHOTS / "tensorboard-page.png"), full_page=True)
