@@ -24,6 +24,7 @@ Families (labels as the real exporters on OpenShift give them):
 - kube-state-metrics: `kube_pod_container_resource_requests` (`resource` cpu / memory /
   nvidia_com_gpu ..., `unit` core / byte / integer) while the pod object exists, and
   `kube_node_status_allocatable` per node.
+- whatever training scripts push to the Pushgateway (pushgateway.py).
 
 How the values behave over a pod's life is metrics_model.py's business.
 """
@@ -180,10 +181,12 @@ class MergedSeries:
 class ClusterSource:
     """A promql_eval.Source over the history of a cluster."""
 
-    def __init__(self, history: History, now: float, drop: re.Pattern | None = None) -> None:
+    def __init__(self, history: History, now: float, drop: re.Pattern | None = None,
+                 pushed: Callable[[float], list[GeneratedSeries]] | None = None) -> None:
         self.history = history
         self.now = now
         self.drop = drop  # metric names never collected (a scrape's relabelling drops them)
+        self.pushed = pushed  # what a Pushgateway holds, as scraped (pushgateway.py)
         self._launchers: dict[tuple[str, str], list[Run]] | None = None
         self._models: dict[str, PodModel] = {}
 
@@ -237,6 +240,11 @@ class ClusterSource:
             for series in candidates:
                 if matches_all(matchers, series.labels):
                     yield series
+        for series in self.pushed(self.now) if self.pushed else ():
+            name = series.labels["__name__"]
+            if not (self.drop and self.drop.fullmatch(name)) and \
+                    matches_all(matchers, series.labels) and series.active(lo, hi):
+                yield series
 
     # -- families -------------------------------------------------------------------------
     def _dcgm(self, name: str, pods: list[PodRecord], lo: float,

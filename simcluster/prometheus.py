@@ -20,7 +20,9 @@ Access, as kube-rbac-proxy and prom-label-proxy give it in front of the Thanos q
 - refusals are `403` with kube-rbac-proxy's plain-text body, e.g.
   `Forbidden (user=bob, verb=get, resource=pods, subresource=)`.
 
-The PromQL subset is described in promql.py and the series in metrics_series.py.
+The PromQL subset is described in promql.py and the series in metrics_series.py. A
+Pushgateway's push API is served on the same port (pushgateway.py): what is pushed to it
+is scraped into the series.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from simcluster.auth import Attributes, UserInfo
 from simcluster.metrics_history import RETENTION, History
 from simcluster.metrics_series import ClusterSource
 from simcluster.promql_eval import Evaluator, ExecutionError, Matrix, Scalar, Vector, step_times
+from simcluster.pushgateway import Pushgateway
+from simcluster.pushgateway import add_routes as add_pushgateway
 
 if TYPE_CHECKING:
     from simcluster.cluster import Cluster
@@ -145,6 +149,7 @@ class PrometheusApi:
         self.history = history
         self.drop = re.compile(drop) if drop else None
         self._last_prune = 0.0
+        self.pushgateway = Pushgateway(cluster.clock.now, lambda: cluster.clock.speed)
 
     # -- access ---------------------------------------------------------------------------
     def _authorize(self, request: web.Request, params: Params,
@@ -175,7 +180,7 @@ class PrometheusApi:
         if now - self._last_prune > 60:
             self.history.prune()
             self._last_prune = now
-        return ClusterSource(self.history, now, self.drop)
+        return ClusterSource(self.history, now, self.drop, self.pushgateway.series)
 
     def handler(self, fn):
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -335,5 +340,6 @@ def build_app(cluster: Cluster, drop: str = "") -> web.Application:
                      ("/api/v1/status/buildinfo", api.buildinfo)):
         app.router.add_route("GET", path, api.handler(fn))
         app.router.add_route("POST", path, api.handler(fn))
+    add_pushgateway(app, api.pushgateway)
     log.debug("prometheus history replayed in %.3fs", time.monotonic() - started)
     return app

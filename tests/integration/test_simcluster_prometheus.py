@@ -342,3 +342,40 @@ def test_labels_values_and_series_respect_the_namespace(prom):
     assert r.status_code == 400 and r.json()["error"] == "no match[] parameter provided"
     r = get(prom, "/api/v1/status/buildinfo")
     assert r.json()["data"]["version"]
+
+
+# -- a Pushgateway beside it ---------------------------------------------------------------
+def push(prom, path: str, body: str, method: str = "PUT") -> requests.Response:
+    return requests.request(method, prom.prometheus_url + path, data=body,
+                            verify=str(prom.ca_file), timeout=30)
+
+
+def test_what_a_script_pushes_is_scraped_into_series_of_its_namespace(prom):
+    group = "/metrics/job/bert/namespace/team-nlp"
+    pushed = []
+    for step, loss in ((10, 2.5), (20, 1.75)):
+        body = ("# TYPE training_loss gauge\n"
+                f"training_loss {loss}\ntraining_step {step}\n")
+        assert push(prom, group, body).status_code == 200
+        pushed.append(loss)
+        wait_until(lambda step=step: [s["value"][1] for s in query(
+            prom, 'training_step{job="bert"}', "alice", namespace="team-nlp")] == [str(step)],
+            30, message=f"step {step} scraped")
+    [loss] = query(prom, "training_loss", "alice", namespace="team-nlp")
+    assert loss["metric"] == {"__name__": "training_loss", "job": "bert",
+                              "namespace": "team-nlp", "instance": "pushgateway"}
+    assert float(loss["value"][1]) == 1.75
+    # over time: the values pushed, in order, at the instants Prometheus scraped them
+    now = time.time()
+    r = get(prom, "/api/v1/query_range", "alice", query="training_loss", namespace="team-nlp",
+            start=now - 60, end=now, step="0.1")
+    values = [float(v) for _t, v in r.json()["data"]["result"][0]["values"]]
+    assert values == sorted(values, reverse=True) and set(values) == set(pushed)
+    # tenancy holds: bob's namespace does not see it
+    assert query(prom, "training_loss", "bob", namespace="research") == []
+    # a body that is not the text format is refused; a deleted group's series end
+    bad = push(prom, group, "training_loss one\n")
+    assert bad.status_code == 400 and "line 1" in bad.text
+    assert push(prom, group, "", method="DELETE").status_code == 202
+    wait_until(lambda: query(prom, "training_loss", "alice", namespace="team-nlp") == [], 30,
+               message="the deleted group's series ended")

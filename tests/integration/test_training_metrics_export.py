@@ -145,3 +145,36 @@ def test_a_jobs_own_patterns_reach_the_sdk_and_a_wrong_one_is_refused(cluster, m
         finally:
             mine.delete()
     assert [(p["step"], p["value"]) for p in bleu] == [(10, 3.5), (20, 7.25)]
+
+
+def test_curves_the_job_pushed_take_the_place_of_its_logs(cluster):
+    """A script that pushes its loss to the Pushgateway: the SDK's training curves are
+    Prometheus' numbers, not the log's, for that metric; the log's others stay."""
+    import requests
+
+    from tests.waiting import wait_until
+    gateway = f"{cluster.prometheus_url}/metrics/job/pushes-loss/namespace/{PROJECT}"
+    with TrainingClient(kubeconfig=str(cluster.kubeconfig("alice"))) as client:
+        mine = MPIJob(name="pushes-loss", namespace=PROJECT, workers=1, image="mpi:latest",
+                      command=["mpirun", "-n", "1", "python", "train.py"], client=client,
+                      annotations={"simcluster.io/run-seconds": "600"})
+        mine.create()
+        try:
+            wait_until(lambda: mine.status().phase == "Running", 60, message="it runs")
+            pushed = {10: 0.5, 20: 0.25, 30: 0.125}
+            for step, loss in pushed.items():
+                r = requests.put(gateway, data=f"training_loss {loss}\ntraining_step {step}\n",
+                                 verify=str(cluster.ca_file), timeout=10)
+                assert r.status_code == 200, r.text
+                wait_until(lambda step=step: mine.get_metrics(
+                    names=["training"], prometheus=cluster.prometheus_url)["training"]
+                    .get("loss", [{}])[-1].get("step") == step, 30,
+                    message=f"step {step} read back")
+            training = mine.get_metrics(names=["training"],
+                                        prometheus=cluster.prometheus_url)["training"]
+            from_log = mine.get_metrics(names=["training"])["training"]  # no Prometheus
+        finally:
+            mine.delete()
+    assert [(p["step"], p["value"]) for p in training["loss"]] == list(pushed.items())
+    assert "loss@epoch" not in training  # the pushed metric replaces both of the log's
+    assert from_log["loss"] != training["loss"] and "lr" in training  # the others stay

@@ -18,7 +18,7 @@ from odh.training import errors
 from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.kinds import KINDS, JobKind
 from odh.training.metrics import charts as m
-from odh.training.metrics.pushed import read_pushed
+from odh.training.metrics.pushed import pushed_over_run
 from odh.training.status.summarize import summarize
 from training.curves.access import curves_context, curves_polling, job_curves
 from training.views.metrics import check_pods_access, metrics_for, prometheus_for
@@ -30,14 +30,7 @@ def pushed_curves(client: m.PrometheusClient, project: str, name: str,
                   started: datetime | None, finished: datetime | None) -> dict:
     """The training curves the job pushed to Prometheus over its run (odh.training.metrics.
     pushed), {} when none (or Prometheus would not say: the log's curves stay)."""
-    if started is None:
-        return {}
-    end = (finished or datetime.now(UTC)).timestamp()
-    try:
-        return read_pushed(client, project, name, started.timestamp(), end)
-    except errors.ClusterError as e:
-        log.info("no pushed training curves of %s/%s: %s", project, name, e.message)
-        return {}
+    return pushed_over_run(client, project, name, started, finished)
 
 
 def job_training(request: HttpRequest, project: str, kind: JobKind, name: str):

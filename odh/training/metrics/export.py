@@ -16,7 +16,10 @@ Training curves come from the job's lead log (the Launcher's, rank 0's), read he
 the person's own credentials and parsed as the dashboard's watcher parses it
 (odh/training/logs/curves.py): the same numbers while the log is there. A job that is
 deleted takes its log with it: its curves are then only in the dashboard (the Metrics
-tab's downloads), which kept them. `training` alone needs no Prometheus."""
+tab's downloads), which kept them. `training` alone needs no Prometheus; where one is
+named (or $ODH_PROMETHEUS_URL), the curves the job pushed to it (a Pushgateway:
+odh.training.metrics.pushed) take the place of the log's of the same name, as on the
+tab."""
 
 from __future__ import annotations
 
@@ -104,26 +107,33 @@ def csv_text(data: SeriesByChart) -> str:
 
 
 def read_training(client, kind: JobKind, namespace: str, name: str,
-                  summary=None) -> dict[str, Points]:
+                  summary=None, prometheus: str = "") -> dict[str, Points]:
     """The job's training curves from its lead log, read as the person `client` (a
-    TrainingClient) signs in; {} when the log has none or is not there yet."""
+    TrainingClient) signs in, with those it pushed to the Prometheus at `prometheus` in
+    place of the log's of the same name (odh.training.metrics.pushed); {} when there are
+    none (yet)."""
     from odh.training.logs.curves import read_curves
     from odh.training.logs.progress import progress_source
     from odh.training.manifests.metric_patterns import job_patterns
+    from odh.training.metrics.pushed import pushed_over_run, with_pushed
 
     summary = summary or client.summary(name, namespace, kind)
     patterns = job_patterns(client.cluster.get_job(kind, namespace, name))
     source = progress_source(summary.replicas)
-    if source is None or not getattr(source, "exists", False):
-        return {}
-    try:
-        text = client.cluster.read_log(namespace, source.name, tail_lines=None,
-                                       timestamps=True, limit_bytes=LOG_LIMIT_BYTES)
-    except errors.ClusterError as e:
-        if e.status == 400:  # its container has not started: no log yet
-            return {}
-        raise
-    return export_series(read_curves(str(text).splitlines(), patterns))
+    reader = None
+    if source is not None and getattr(source, "exists", False):
+        try:
+            text = client.cluster.read_log(namespace, source.name, tail_lines=None,
+                                           timestamps=True, limit_bytes=LOG_LIMIT_BYTES)
+            reader = read_curves(str(text).splitlines(), patterns)
+        except errors.ClusterError as e:
+            if e.status != 400:  # 400: its container has not started: no log yet
+                raise
+    if prometheus:
+        with client.prometheus(prometheus) as prom:
+            reader = with_pushed(reader, pushed_over_run(
+                prom, namespace, name, summary.started or summary.created, summary.finished))
+    return export_series(reader)
 
 
 def prometheus_url(url: str | None) -> str:
@@ -148,7 +158,9 @@ def read_series(client, kind: JobKind, namespace: str, name: str, *,
     charts = chart_names(names)
     begin, until = instant(start, "start"), instant(end, "end")
     asks_prometheus = any(c != TRAINING for c in charts)
-    url = prometheus_url(prometheus) if asks_prometheus else ""
+    # the training curves alone need none, but read those the job pushed where one is named
+    url = prometheus_url(prometheus) if asks_prometheus else \
+        (prometheus or os.environ.get(PROMETHEUS_ENV, "")).strip()
     now = datetime.now(UTC).timestamp()
     # read first: a job that is not there (or not yours to see) says so, as
     # `describe` would, before Prometheus is asked anything about it
@@ -158,7 +170,7 @@ def read_series(client, kind: JobKind, namespace: str, name: str, *,
         out.update(_prometheus_series(client, kind, namespace, name, summary, charts, begin,
                                       until, now, url))
     if TRAINING in charts:
-        out[TRAINING] = in_range(read_training(client, kind, namespace, name, summary),
+        out[TRAINING] = in_range(read_training(client, kind, namespace, name, summary, url),
                                  begin, until)
     return out
 

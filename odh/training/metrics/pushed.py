@@ -17,10 +17,15 @@ replaces the log's (both of its series: during epochs and at their ends).
 
 from __future__ import annotations
 
+import logging
 import math
+from datetime import UTC, datetime
 
+from odh.training import errors
 from odh.training.logs.curves import STEP, CurveReader, Point, Series
 from odh.training.metrics.promql import quote, step_for
+
+log = logging.getLogger("odh.training.metrics")
 
 PREFIX = "training_"
 STEP_SERIES, EPOCH_SERIES = PREFIX + "step", PREFIX + "epoch"
@@ -80,6 +85,21 @@ def read_pushed(client, namespace: str, job: str, start: float, end: float
         return {}
     return pushed_curves(client.query_range(pushed_query(namespace, job), namespace, start,
                                             end, step_for(end - start)))
+
+
+def pushed_over_run(client, namespace: str, job: str, started: datetime | None,
+                    finished: datetime | None) -> dict[str, list[Point]]:
+    """The curves the job pushed over its run (from `started` to `finished`, or to now
+    while it runs), {} when none, or when Prometheus would not say: the log's curves
+    stand then."""
+    if started is None:
+        return {}
+    end = (finished or datetime.now(UTC)).timestamp()
+    try:
+        return read_pushed(client, namespace, job, started.timestamp(), end)
+    except errors.ClusterError as e:
+        log.info("no pushed training curves of %s/%s: %s", namespace, job, e.message)
+        return {}
 
 
 def with_pushed(reader: CurveReader | None, pushed: dict[str, list[Point]]
