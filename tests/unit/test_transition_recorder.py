@@ -36,6 +36,7 @@ class FlakyDatabase:
         self.state: dict[str, str] = {}
         self.transitions: list[tuple[str, str, str]] = []
         self.rows = rows or {}
+        self.written: dict[str, datetime] = {}  # uid -> when its row was last written
         self.calls = 0
         self.lock = threading.Lock()
 
@@ -57,8 +58,9 @@ class FlakyDatabase:
         with self.lock:
             return dict(self.state)
 
-    def recorded_of_kinds(self, kinds) -> list[Sighting]:
-        return [s for s in self.rows.values() if s.kind in kinds]
+    def recorded_of_kinds(self, kinds, before: datetime) -> list[Sighting]:
+        return [s for s in self.rows.values() if s.kind in kinds and
+                self.written.get(s.uid, datetime.min.replace(tzinfo=UTC)) < before]
 
 
 class Clock:
@@ -174,6 +176,25 @@ def test_a_job_recorded_but_not_listed_was_deleted_while_nothing_watched():
         # the statuses already recorded were read first: the one still there is not claimed
         recorder.saw(*_job("kept", "Running"))
         assert recorder.idle() and ("kept", "", "Running") not in db.transitions
+    finally:
+        recorder.stop()
+
+
+def test_a_job_another_watcher_recorded_after_the_list_was_read_is_not_deleted():
+    """Two watchers: this one's first list is read, then (its database locked a while) the
+    other records a job created since; this one must not take it for a deleted job."""
+    _job_a, old = _job("old", "Running")
+    _job_b, new = _job("new", "Pending")
+    clock = Clock(datetime(2026, 5, 2, 12, tzinfo=UTC))
+    db = FlakyDatabase(rows={s.uid: Sighting.of({}, s) for s in (old, new)})
+    db.state = {old.uid: "Running", new.uid: "Pending"}
+    db.written = {old.uid: clock() - timedelta(minutes=5), new.uid: clock() + timedelta(seconds=1)}
+    recorder = _recorder(db, clock=clock)
+    try:
+        recorder.listed(set(), {"MPIJob"})  # neither listed: "old" was deleted meanwhile
+        clock.advance(timedelta(seconds=2))
+        wait_until(lambda: recorder.idle() and db.transitions == [("old", "Running", DELETED)])
+        assert db.state[new.uid] == "Pending"
     finally:
         recorder.stop()
 

@@ -247,13 +247,15 @@ def known_with_orm() -> dict[str, str]:
     return dict(JobState.objects.exclude(status=DELETED).values_list("uid", "status"))
 
 
-def rows_of_kinds_with_orm(kinds: Iterable[str]) -> list[Sighting]:
-    """The recorded jobs (not deleted) of these kinds, as sightings of their last status."""
+def rows_of_kinds_with_orm(kinds: Iterable[str], before: datetime) -> list[Sighting]:
+    """The recorded jobs (not deleted) of these kinds whose rows were last written before
+    `before`, as sightings of their last status."""
     from training.models import JobState
 
     return [Sighting(uid=s.uid, namespace=s.namespace, kind=s.kind, name=s.name,
                      status=s.status, since=s.since or datetime.now(UTC))
-            for s in JobState.objects.exclude(status=DELETED).filter(kind__in=list(kinds))]
+            for s in JobState.objects.exclude(status=DELETED).filter(
+                kind__in=list(kinds), updated__lt=before)]
 
 
 def _utcnow() -> datetime:
@@ -271,7 +273,7 @@ class TransitionRecorder(Background):
                  project_uid: Callable[[str], str] | None = None, *,
                  audit_seen: Callable[[datetime], int] | None = audit_seen_with_orm,
                  known: Callable[[], dict[str, str]] = known_with_orm,
-                 recorded_of_kinds: Callable[[Iterable[str]], list[Sighting]]
+                 recorded_of_kinds: Callable[[Iterable[str], datetime], list[Sighting]]
                  = rows_of_kinds_with_orm,
                  prune: Callable[[datetime], int] | None = prune_with_orm,
                  clock: Callable[[], datetime] = _utcnow,
@@ -301,7 +303,8 @@ class TransitionRecorder(Background):
         self._queued_since: float | None = None  # when the oldest unclaimed one came
         self._known: dict[str, str] = {}  # uid -> the status recorded (by anyone)
         self._loaded = False
-        self._listed: tuple[set[str], set[str]] | None = None  # (uids, kinds) of a first list
+        # (uids, kinds, when) of a first list
+        self._listed: tuple[set[str], set[str], datetime] | None = None
         self._retry_at = 0.0
         self._delay = 0.0
         self._audited_at = 0.0
@@ -338,9 +341,11 @@ class TransitionRecorder(Background):
 
     def listed(self, uids: Iterable[str], kinds: Iterable[str]) -> None:
         """Every job of these kinds that exists, as the first lists read them: the jobs
-        recorded but not among them were deleted while nothing watched."""
+        recorded but not among them were deleted while nothing watched. Only rows written
+        before now count: a job another watcher recorded after this list was read (created
+        since, or this recorder behind a locked database) is not in it, and not gone."""
         with self._cond:
-            self._listed = (set(uids), set(kinds))
+            self._listed = (set(uids), set(kinds), self.clock())
             self._cond.notify()
 
     def _queued(self) -> None:
@@ -399,7 +404,7 @@ class TransitionRecorder(Background):
                 what, self.last_error, self._delay)
 
     def _claim_all(self, batch: list[tuple[str, Sighting]],
-                   listed: tuple[set[str], set[str]] | None) -> None:
+                   listed: tuple[set[str], set[str], datetime] | None) -> None:
         if not self._loaded:
             try:
                 known = self.known_of_database()
@@ -418,9 +423,10 @@ class TransitionRecorder(Background):
                 batch = list(self._queue.items())
             self._loaded = True
         if listed is not None:
-            uids, kinds = listed
+            uids, kinds, listed_at = listed
             try:
-                vanished = [s.deleted(self.clock()) for s in self.recorded_of_kinds(kinds)
+                vanished = [s.deleted(self.clock())
+                            for s in self.recorded_of_kinds(kinds, listed_at)
                             if s.uid not in uids]
             except Exception as e:
                 self._put_back_listed(listed)
@@ -449,7 +455,7 @@ class TransitionRecorder(Background):
             self._count(sighting, claim)
             self._settle(uid, sighting, sighting.status)
 
-    def _put_back_listed(self, listed: tuple[set[str], set[str]] | None) -> None:
+    def _put_back_listed(self, listed: tuple[set[str], set[str], datetime] | None) -> None:
         if listed is not None:
             with self._cond:
                 if self._listed is None:
