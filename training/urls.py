@@ -3,34 +3,21 @@ from __future__ import annotations
 from django.urls import path
 from django.views.generic import RedirectView
 
-from training.views import (
-    artifacts,
-    assets,
+from training.views import assets, bulk, health, help, job_list, wizard
+from training.views.account import auth, notifications, preferences
+from training.views.cluster import (
     audit_trail,
-    auth,
-    bulk,
-    cluster,
-    compare,
     costs,
-    diagnosis,
-    health,
-    help,
-    history,
-    job_list,
-    jobs,
-    logs,
-    metrics,
-    metrics_export,
-    notifications,
-    preferences,
     project,
-    prometheus,
     queues,
     quota_admin,
-    tensorboard,
-    wizard,
     workload_priority,
 )
+from training.views.cluster import overview as cluster
+from training.views.job import artifacts, diagnosis, history, jobs, logs, tensorboard
+from training.views.metrics import compare, prometheus
+from training.views.metrics import export as metrics_export
+from training.views.metrics import tab as metrics
 
 JOB = "jobs/<str:project>/<str:kind>/<str:name>/"
 NEW = "jobs/new/<uuid:key>/"

@@ -12,7 +12,7 @@
   var COLOURS = ["#2b7bd6", "#c46100", "#3e8635", "#8476d1", "#e0483a", "#009596"];
 
   // A job with no points has no series here: the page says so under the chart, or in place
-  // of it (training/views/compare.py). A single point has no line to draw: a marker then.
+  // of it (training/views/metrics/compare.py). A single point has no line to draw: a marker then.
   // `yRange`: the y axis' range (percent charts: 0 to 105); left out, Plotly's own.
   function draw(id, series, xTitle, yTitle, yRange) {
     var gd = document.getElementById(id);

@@ -70,7 +70,7 @@ def job_curves(request: HttpRequest, project: str, kind, name: str
 def curves_polling(project: str, kind_slug: str, name: str, summary,
                    reader: CurveReader | None) -> dict:
     """While the job runs, its tab asks for the Training group again every
-    TRAINING_CURVES_SECONDS (training/views/metrics_export.py job_training_part), telling
+    TRAINING_CURVES_SECONDS (training/views/metrics/export.py job_training_part), telling
     how many points it shows."""
     from django.conf import settings
     from django.urls import reverse

@@ -30,7 +30,7 @@ from training.projects import (
     projects_for_user,
     served_kinds,
 )
-from training.views.jobs import PROJECT_KEY
+from training.views.job.jobs import PROJECT_KEY
 from training.views.pages import render_page
 
 

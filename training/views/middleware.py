@@ -237,7 +237,7 @@ class ClusterErrorMiddleware:
         if isinstance(exception, errors.NotFound):
             log.info("not found: %s", exception.message)
             # a job's address: its newest history record, if it has one (views/history.py)
-            from training.views.history import missing_job_history
+            from training.views.job.history import missing_job_history
             return render(request, "training/errors/404.html", {
                 "message": exception.message, "job_missing": True, "request_id": rid,
                 **missing_job_history(request)}, status=404)

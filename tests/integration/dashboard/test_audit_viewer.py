@@ -19,7 +19,7 @@ from tests.page_text import ids_starting, text_of
 from tests.waiting import wait_until
 from tests.wizard_cluster import ClusterJobs
 from training.models import AuditEvent
-from training.views.audit_trail import spreadsheet_safe
+from training.views.cluster.audit_trail import spreadsheet_safe
 
 URL = reverse("training-cluster-audit")
 EXPORT = reverse("training-cluster-audit-export")

@@ -343,7 +343,7 @@ def test_kueue_cluster_queues_when_the_api_is_there(client, db, kueue_cluster, s
 def test_with_many_waiting_jobs_the_longest_waiting_are_shown_and_the_rest_counted(
         admin, monkeypatch):
     """Thousands of waiting jobs are not a page: the longest waiting are, with a count."""
-    from training.views import cluster as cluster_view
+    from training.views.cluster import overview as cluster_view
     everyone = [r for r in ids_starting(admin.get(URL).content.decode(), "waiting-")
                 if r != "waiting-more"]
     assert len(everyone) > 2  # the demo has a few

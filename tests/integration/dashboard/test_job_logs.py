@@ -280,7 +280,7 @@ def test_the_download_streams_under_asgi_and_closes_the_client(alice, monkeypatc
 
     from django.test import AsyncClient
 
-    from training.views import logs
+    from training.views.job import logs
     closed = []
     real_user_client = logs.user_client
 
@@ -399,7 +399,7 @@ def test_all_leaves_out_a_log_that_is_not_read_in_time(alice, monkeypatch):
     import threading
 
     from odh.training.cluster.client import ClusterClient
-    from training.views import logs
+    from training.views.job import logs
     stuck = threading.Event()
     real_read_log = ClusterClient.read_log
 
@@ -430,7 +430,7 @@ def test_a_download_the_browser_leaves_closes_the_stream_and_the_client(alice, m
     from django.conf import settings
     from django.core.asgi import get_asgi_application
 
-    from training.views import logs
+    from training.views.job import logs
     closed, stuck = [], threading.Event()
     real_user_client = logs.user_client
 

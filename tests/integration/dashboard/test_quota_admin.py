@@ -1,5 +1,5 @@
 """Cluster administrators change a project's ResourceQuota and a ClusterQueue's nominal
-quota from /cluster/ (training/views/quota_admin.py), with their own token; others cannot.
+quota from /cluster/ (training/views/cluster/quota_admin.py), with their own token; others cannot.
 
 These tests change the cluster's limits, so they run on a demo cluster of their own."""
 

@@ -1,4 +1,4 @@
-"""The administrators' queue page (/cluster/queues/, training/views/queues.py) against
+"""The administrators' queue page (/cluster/queues/, training/views/cluster/queues.py) against
 simcluster's Kueue: each ClusterQueue's quota per flavor, its admitted jobs, and its
 waiting ones in Kueue's order with why they wait; it fetches itself again while open, so a
 queue draining shows; people who may not see the cluster pages are refused."""

@@ -17,7 +17,7 @@ from odh.training.kinds import JobKind, default_kind
 from odh.training.spec import JobSpec, new_spec
 from training.models import WizardDraft
 from training.permissions import person_may
-from training.views.jobs import PROJECT_KEY
+from training.views.job.jobs import PROJECT_KEY
 from training.wizard import changes, drafts, formfields, posting
 
 STEPS = ("type", "configuration", "resources", "review")

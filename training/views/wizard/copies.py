@@ -30,7 +30,7 @@ from training.cluster import user_client
 from training.models import JobHistory
 from training.permissions import cluster_admin
 from training.projects import get_job_for_user, kind_or_404, project_uid
-from training.views.history import newest_history
+from training.views.job.history import newest_history
 from training.views.wizard.base import new_draft, only_mpijobs, step_url
 from training.views.wizard.create import create_problem
 from training.views.wizard.render import warn_of_unknown_fields

@@ -1,4 +1,4 @@
-"""The comparison page's Training charts (training/views/compare.py): the same training
+"""The comparison page's Training charts (training/views/metrics/compare.py): the same training
 curves of every run compared, overlaid on shared axes (odh.training.metrics.training.
 compare_curves), each run's as its Metrics tab charts them."""
 
@@ -22,8 +22,8 @@ def run_curves(request: HttpRequest, column) -> CurveReader | None:
     """The run's training curves as its Metrics tab charts them: the log's, kept by the
     watcher (shown to whoever may read its logs), with Prometheus' where the job pushed
     them."""
-    from training.views.metrics import check_pods_access, prometheus_for
-    from training.views.metrics_export import pushed_curves
+    from training.views.metrics.export import pushed_curves
+    from training.views.metrics.tab import check_pods_access, prometheus_for
     reader = curves_for_user(request, column.namespace, column.uid)
     if not settings.PROMETHEUS_URL or column.started is None:
         return reader

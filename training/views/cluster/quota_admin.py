@@ -1,6 +1,6 @@
 """Cluster administrators change limits from /cluster/: a project's ResourceQuota
 (/cluster/quotas/<project>/<quota>/) and a Kueue ClusterQueue's nominal quota
-(/cluster/queues/<queue>/quota/); training/views/workload_priority.py a Workload's priority.
+(/cluster/queues/<queue>/quota/); training/views/cluster/workload_priority.py a Workload's priority.
 
 Each is a page of its own, not a form inside the overview: the overview's numbers are
 fetched again whenever the cluster moves, which would throw away what is being typed.

@@ -34,7 +34,9 @@ class GpuRow:
 
 
 def forbidden_page(request: HttpRequest) -> HttpResponse:
-    from training.views.cluster import forbidden_page as cluster_pages_only  # it imports us
+    from training.views.cluster.overview import (
+        forbidden_page as cluster_pages_only,  # it imports us
+    )
     return cluster_pages_only(request)
 
 

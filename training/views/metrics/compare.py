@@ -39,8 +39,8 @@ from training.models import JobHistory
 from training.permissions import person_may
 from training.projects import get_job_for_user, project_uid, projects_for_user
 from training.templatetags.training_tags import when as format_when
-from training.views.compare_curves import training_charts
-from training.views.history import get_history_for_user, newest_history
+from training.views.job.history import get_history_for_user, newest_history
+from training.views.metrics.compare_curves import training_charts
 
 log = logging.getLogger("training.compare")
 
@@ -95,7 +95,7 @@ def _refs(request: HttpRequest) -> list[str]:
 def _gpu_series(request: HttpRequest, kind, namespace: str, name: str,
                 start: datetime | None, end: datetime | None) -> list[tuple[float, float]]:
     """The job's GPUs' average utilization over its run, as (minutes, percent)."""
-    from training.views.metrics import check_pods_access, prometheus_for
+    from training.views.metrics.tab import check_pods_access, prometheus_for
     if not settings.PROMETHEUS_URL or start is None:
         return []
     end = end or datetime.now(UTC)

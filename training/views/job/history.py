@@ -27,7 +27,7 @@ from training.curves.access import curves_context, curves_for_user
 from training.models import JobHistory
 from training.permissions import person_may
 from training.projects import kind_or_404, project_uid
-from training.views.retries import retries_context
+from training.views.job.retries import retries_context
 from training.wizard import checks
 
 

@@ -16,8 +16,8 @@ from odh.training.paths import as_dict, get_path
 from odh.training.status.queries import JobDetail
 from training import job_progress, prices
 from training.accounts import session
-from training.views import artifacts as job_artifacts
-from training.views import metrics as job_metrics
+from training.views.job import artifacts as job_artifacts
+from training.views.metrics import tab as job_metrics
 
 DESCRIPTION = "opendatahub.io/description"
 

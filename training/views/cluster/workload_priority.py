@@ -2,7 +2,7 @@
 (/cluster/workloads/<project>/<workload>/priority/, linked from /cluster/queues/): one of the
 cluster's WorkloadPriorityClasses (odh/training/queues/priority.py says what is written),
 with the person's own token, audited with the old and new priority. The same rights and
-refusals as the quota pages (training/views/quota_admin.py)."""
+refusals as the quota pages (training/views/cluster/quota_admin.py)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from odh.training.paths import get_path
 from odh.training.queues import priority
 from training import audit, kueue_settings
 from training.cluster import user_client
+from training.views.cluster.quota_admin import read_for_admin, refusal
 from training.views.pages import render_page
-from training.views.quota_admin import read_for_admin, refusal
 
 VERB = "set_priority"
 

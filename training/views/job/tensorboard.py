@@ -23,7 +23,7 @@ from training.projects import get_job_for_user, kind_or_404
 from training.tensorboards import runners
 from training.tensorboards.boards import BOARDS, FAILED, RUNNING, STARTING, Board, Key
 from training.tensorboards.proxy import NotForwarded, forward, may_forward
-from training.views.artifacts import artifacts_for, lister_settings
+from training.views.job.artifacts import artifacts_for, lister_settings
 
 
 def _person(request: HttpRequest) -> str:

@@ -30,7 +30,7 @@ from training.live.hub import snapshots as hub_snapshots
 from training.models import JobHistory
 from training.permissions import EVERYWHERE, LIST_PODS_EVERYWHERE, cluster_admin, person_may
 from training.projects import served_kinds
-from training.views import costs
+from training.views.cluster import costs
 from training.views.pages import render_page
 
 

@@ -22,7 +22,7 @@ from training.cluster import user_client
 from training.models import JobHistory
 from training.permissions import cluster_admin, person_may
 from training.projects import project_uid, served_kinds
-from training.views import costs
+from training.views.cluster import costs
 from training.views.pages import render_page
 
 TOP = 10

@@ -1,6 +1,6 @@
 """The Metrics tab's data as files: "Download as CSV" (the charts over the range shown and
 the Training series; `metric=training`: the Training series alone), the Training series
-the JSON download adds (training/views/metrics.py), and the Training group again for a
+the JSON download adds (training/views/metrics/tab.py), and the Training group again for a
 running job's tab (`job_training_part`)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from odh.training.metrics import charts as m
 from odh.training.metrics.pushed import pushed_over_run
 from odh.training.status.summarize import summarize
 from training.curves.access import curves_context, curves_polling, job_curves
-from training.views.metrics import check_pods_access, metrics_for, prometheus_for
+from training.views.metrics.tab import check_pods_access, metrics_for, prometheus_for
 
 log = logging.getLogger("training.metrics")
 

@@ -29,11 +29,11 @@ from training.projects import (
     kind_or_404,
     projects_for_user,
 )
-from training.views import artifacts as job_artifacts
-from training.views import logs as job_logs
-from training.views import metrics as job_metrics
-from training.views import overview
-from training.views import retries as job_retries
+from training.views.job import artifacts as job_artifacts
+from training.views.job import logs as job_logs
+from training.views.job import overview
+from training.views.job import retries as job_retries
+from training.views.metrics import tab as job_metrics
 from training.views.pages import render_page
 
 log = logging.getLogger("training.jobs")

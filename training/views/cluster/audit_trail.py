@@ -27,7 +27,7 @@ from odh.training.kinds import KINDS
 from training.cluster import user_client
 from training.models import VERB_LABELS, AuditEvent, verb_label
 from training.permissions import cluster_admin
-from training.views.cluster import forbidden_page
+from training.views.cluster.overview import forbidden_page
 from training.views.pages import render_page
 from training.web import params
 

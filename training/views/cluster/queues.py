@@ -5,7 +5,7 @@ Live: the page's socket (`queue=*`) is told when a Workload moved, and the `#que
 is fetched again at once (else every REFRESH_SECONDS, the fallback where the watch hub
 cannot watch Workloads).
 
-For the people who may see the cluster pages (training/views/cluster.py), read with their
+For the people who may see the cluster pages (training/views/cluster/overview.py), read with their
 own token: the ClusterQueues, every Workload (one list) and each ClusterQueue's pending
 list (Kueue's visibility API). The page fetches its `#queues` part again every
 REFRESH_SECONDS, so an administrator watches a queue drain without reloading.
@@ -25,7 +25,7 @@ from training.cluster import user_client
 from training.live.queue_subscriptions import EVERY_QUEUE
 from training.live.subscriptions import socket_url
 from training.permissions import cluster_admin
-from training.views.cluster import forbidden_page
+from training.views.cluster.overview import forbidden_page
 from training.views.pages import render_page
 
 REFRESH_SECONDS = 30

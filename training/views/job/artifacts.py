@@ -111,7 +111,7 @@ def artifacts_context(request: HttpRequest, client: ClusterClient, detail: JobDe
         shown = {"name": checkpoint.path, "step": checkpoint.step,
                  "size": checkpoint.entry.size, "modified": checkpoint.entry.modified,
                  "path": checkpoint_path(output, checkpoint.path), "claim": output.claim}
-    from training.views.tensorboard import tensorboard_context  # it imports this module
+    from training.views.job.tensorboard import tensorboard_context  # it imports this module
 
     return {"artifacts": artifacts, "newest": shown,
             "tb": tensorboard_context(request, detail),

@@ -174,7 +174,7 @@ def metrics_context(request: HttpRequest, kind: JobKind, project: str, name: str
         with prometheus_for(request) as client:
             result = _job_metrics(request, client, project, kind, name, rng, end)
             if summary is not None:
-                from training.views.metrics_export import pushed_curves
+                from training.views.metrics.export import pushed_curves
                 pushed = pushed_curves(client, project, name, summary.started or
                                        summary.created, summary.finished)
                 if pushed:
@@ -265,7 +265,7 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
         return _json_error(*problem)
     data = result.as_dict()
     if request.GET.get("download"):  # the Training group's curves too (not in each poll)
-        from training.views.metrics_export import training_series
+        from training.views.metrics.export import training_series
         data["training"] = training_series(request, project, kind, name)
     response = JsonResponse(data)
     response["Cache-Control"] = "no-store"

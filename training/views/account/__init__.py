@@ -1,0 +1,1 @@
+"""A person's own pages: signing in and out, preferences, notifications."""
