@@ -277,7 +277,7 @@ PROMETHEUS_TIMEOUT = env_int("PROMETHEUS_TIMEOUT", 15, minimum=1)  # seconds, Me
 # seconds between the Metrics tab's new points (Prometheus scrapes every 15 s by default)
 METRICS_REFRESH_SECONDS = env_int("METRICS_REFRESH_SECONDS", 15, minimum=1)
 # seconds between the watcher's reads of each running job's lead log for its training
-# curves (loss, accuracy, throughput: training/live/hub/curves.py)
+# curves (loss, accuracy, throughput: training/live/hub/keepers/curves.py)
 TRAINING_CURVES_SECONDS = env_int("TRAINING_CURVES_SECONDS", 15, minimum=1)
 JOBS_PER_PAGE = env_int("JOBS_PER_PAGE", 25, minimum=1)
 # A job's Artifacts (docs/artifacts.md): the image of the short-lived pod that lists its
@@ -315,12 +315,12 @@ DASHBOARD_URL = env_url("DASHBOARD_URL", "http://127.0.0.1:8000")
 # besides (plain http too): "127.0.0.1,10.0.0.0/8,hooks.internal" (odh/training/webhooks.py).
 NOTIFY_WEBHOOK_ALLOW = env_list("NOTIFY_WEBHOOK_ALLOW")
 # how often the watcher looks for signs to tell before a job ends (Pending too long, a
-# possible hang, a restart, the early warnings): training/live/hub/signs.py
+# possible hang, a restart, the early warnings): training/live/hub/keepers/signs.py
 NOTIFY_SIGNS_SECONDS = env_int("NOTIFY_SIGNS_SECONDS", 30, minimum=1)
 # a delivery claimed by a watcher that died while sending is claimed again after this:
 # longer than any one send may take (timeouts: webhook 5 s, SMTP 10 s)
 NOTIFY_CLAIM_SECONDS = env_int("NOTIFY_CLAIM_SECONDS", 120, minimum=15)
-# Automatic retries of failed jobs (training/live/hub/retries.py): the n-th retry of a job
+# Automatic retries of failed jobs (training/live/hub/keepers/retries.py): the n-th retry of a job
 # starts RETRY_BACKOFF_SECONDS * 2^(n-1) after its failure
 RETRY_BACKOFF_SECONDS = env_int("RETRY_BACKOFF_SECONDS", 60, minimum=0)
 # Email through Django's framework: SMTP from EMAIL_HOST etc., or another backend (the demo

@@ -293,7 +293,7 @@ class JobHistory(models.Model):
 
 class JobState(models.Model):
     """The status the watchers last recorded for each job (one row per job uid): what a
-    transition is claimed against (training/live/hub/transitions.py). A watcher that sees
+    transition is claimed against (training/live/hub/keepers/transitions.py). A watcher that sees
     a job in another status moves the row with a conditional update; only the one whose
     update changed the row records the transition, so it is recorded once however many
     watchers saw it. `since` (when the job says the status began) keeps a watcher that is
@@ -598,7 +598,7 @@ class JobRetry(models.Model):
     transitions.py), so once per failure whichever watcher recorded it; started by the
     watcher's process when `due` (the back-off), each attempt claimed first
     (`claimed_until`, a conditional update) so that two watchers never start it twice
-    (training/live/hub/retries.py). One row per (first job, attempt): the unique constraint
+    (training/live/hub/keepers/retries.py). One row per (first job, attempt): the unique constraint
     makes a second impossible."""
 
     class State(models.TextChoices):

@@ -2,11 +2,11 @@
 still see the job.
 
 - Queued: `queue_for(transition)` runs in the database transaction that records the
-  transition (training/live/hub/transitions.py), so each transition queues its deliveries
+  transition (training/live/hub/keepers/transitions.py), so each transition queues its deliveries
   exactly once, whichever watcher recorded it and whenever (a transition found after a
   restart queues like any other). One delivery per subscription and channel; the unique
   constraint makes a second impossible.
-- Sent: by `training.live.hub.notifying.NotificationSender`, in the process that runs the
+- Sent: by `training.live.hub.keepers.notifying.NotificationSender`, in the process that runs the
   hub (runwatcher, or the embedded hub), never by a web request. Each attempt is claimed
   first: `claim_due` moves `claimed_until` with a conditional update and only the
   watcher whose update changed the row sends (as healthchecks claims a Flip). A watcher
@@ -17,7 +17,7 @@ still see the job.
   `X-ODH-Delivery` header names the delivery, for receivers that want to drop repeats).
 - Signs: a job Pending longer than a person's N minutes, a possible hang, a restart, and
   the early warnings before a failure (odh/training/signs.py) are claimed by the watcher
-  as a `JobSignal` per occurrence (training/live/hub/signs.py), and `queue_for_signal`
+  as a `JobSignal` per occurrence (training/live/hub/keepers/signs.py), and `queue_for_signal`
   queues their deliveries in that transaction: once per occurrence, like a transition's.
 - Checked: before each send, a SubjectAccessReview asks, with the dashboard's own
   service account, whether the person (as their groups were when they subscribed) may

@@ -1,4 +1,4 @@
-"""The hub's transition recorder (training/live/hub/transitions.py) with a stand-in
+"""The hub's transition recorder (training/live/hub/keepers/transitions.py) with a stand-in
 database: what it hands to the claim, how it copes with a database that refuses, and when
 it prunes the rows of deleted jobs."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from odh.training.status.summarize import summarize
 from tests.waiting import wait_until
-from training.live.hub.transitions import (
+from training.live.hub.keepers.transitions import (
     DELETED,
     PRUNE_EVERY,
     Claim,

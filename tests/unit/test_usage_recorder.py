@@ -10,8 +10,8 @@ from odh.training import errors
 from odh.training.metrics.usage import Usage
 from odh.training.status.summarize import summarize
 from tests.waiting import wait_until
-from training.live.hub.transitions import Sighting
-from training.live.hub.usage import ATTEMPTS, UsageRecorder
+from training.live.hub.keepers.transitions import Sighting
+from training.live.hub.keepers.usage import ATTEMPTS, UsageRecorder
 
 GI = 2 ** 30
 

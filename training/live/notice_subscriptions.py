@@ -11,7 +11,7 @@ signed-in person (`ViewState.username`, from the session the OAuth sign-in made)
 hears another's notices. On every (re)connect the page gets
 `{"type": "notices", "unread": n, "html": <the drawer's list>}`; when the watcher stores a
 notice it sends `{"type": "hub.notice", "notice": {...}, "unread": n}` to the group
-(training/live/hub/notifying.py), and each socket sends its page
+(training/live/hub/keepers/notifying.py), and each socket sends its page
 `{"type": "notice", "unread": n, "html": <the list item>, "text": <what is said aloud>,
 "title": ..., "body": ...}` in its viewer's language and time zone (static/js/bell.js).
 When the person opens the drawer in one tab (the notices are marked read), the web process

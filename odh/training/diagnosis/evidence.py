@@ -13,7 +13,7 @@ failed when it is deleted. The diagnosis takes them back as the pods and log tai
 were (`ghosts`, `kept_tails`), so such a job is told as one whose pods were kept.
 
 Pure functions: the dashboard's watch hub finds the moments and reads the logs
-(training/live/hub/evidence.py), its database keeps them.
+(training/live/hub/keepers/evidence.py), its database keeps them.
 """
 
 from __future__ import annotations

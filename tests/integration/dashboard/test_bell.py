@@ -29,7 +29,7 @@ def _deliver_transition(loop, username: str, job: str) -> None:
     """A transition of `username`'s job to Failed, queued and delivered by the watcher's
     code to their bell (the SubjectAccessReview answered yes here: tested elsewhere)."""
     from training import notifications
-    from training.live.hub.notifying import tell
+    from training.live.hub.keepers.notifying import tell
     from training.models import JobTransition, NotificationSubscription
 
     if not NotificationSubscription.objects.filter(username=username).exists():
@@ -119,7 +119,7 @@ class _Gone(Quiet):
 def test_a_webhook_turned_off_by_410_gone_is_told_in_the_bell(open_tab, loop, cookie_of,
                                                               settings):
     from training import notifications
-    from training.live.hub.notifying import tell
+    from training.live.hub.keepers.notifying import tell
     from training.models import NotificationSubscription
 
     settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]

@@ -44,7 +44,7 @@ def transition_recorder(hub, transactional_db):
     the history only: SQLite's shared in-memory test database refuses a write beside the
     recorder's ("table is locked"), e.g. a sign-in's session. Stopped before the test's
     database is flushed."""
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     if hub.transitions is not None:
         hub.transitions.stop()

@@ -30,9 +30,9 @@ def hub(alice, demo_cluster):
     threads share SQLite's in-memory test database with the test, signed in first."""
     from channels.layers import InMemoryChannelLayer
 
-    from training.live.hub.curves import CurveKeeper
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.curves import CurveKeeper
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     def factory():
         return dashboard_client(demo_cluster)

@@ -1,4 +1,4 @@
-"""Claiming a job transition in the database (training/live/hub/transitions.py): each change
+"""Claiming a job transition in the database (training/live/hub/keepers/transitions.py): each change
 of a job's status recorded once, whoever sees it and in whatever order; the history of a
 finished job written with its transition; creations and deletions the dashboard did not
 make told to the audit trail as "seen", once, found by their own index; the rows of jobs
@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from odh.training.status.summarize import summarize
-from training.live.hub.transitions import (
+from training.live.hub.keepers.transitions import (
     AUDIT_GRACE,
     PRUNE_AFTER,
     Sighting,

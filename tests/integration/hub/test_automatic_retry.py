@@ -26,8 +26,8 @@ def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.retries import RetryStarter
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.retries import RetryStarter
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
                transitions=TransitionRecorder(audit_seen=None, prune=None),
@@ -137,7 +137,7 @@ def test_a_retry_created_before_a_watcher_was_killed_is_not_created_twice(demo, 
     expires, the next watcher claims the row, finds the job there and records it started."""
     from datetime import UTC, datetime, timedelta
 
-    from training.live.hub.retries import claim_due, start
+    from training.live.hub.keepers.retries import claim_due, start
     from training.models import JobRetry
 
     failed = jobs.create(_failing("retry-killed", "node-lost"))

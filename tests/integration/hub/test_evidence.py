@@ -1,5 +1,5 @@
 """Evidence kept before the cluster deletes it (odh/training/diagnosis/evidence.py, the hub's
-training/live/hub/evidence.py): a job written from the upstream examples (Launcher
+training/live/hub/keepers/evidence.py): a job written from the upstream examples (Launcher
 `restartPolicy: OnFailure`, restarted in place and its pod deleted at the backoff limit,
 the Job itself soon after by `ttlSecondsAfterFinished`) is told the same as the job the
 wizard makes of the same manifest (Launcher `Never`, its failed pods kept), for every
@@ -85,8 +85,8 @@ def _cli_headline(sim, name: str) -> str:
 def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
     from channels.layers import InMemoryChannelLayer
 
-    from training.live.hub.evidence import EvidenceKeeper
     from training.live.hub.hub import Hub, Publisher
+    from training.live.hub.keepers.evidence import EvidenceKeeper
     from training.models import KeptEvidence
 
     hub = Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),

@@ -48,7 +48,7 @@ def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
                transitions=TransitionRecorder())

@@ -30,8 +30,8 @@ def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.notifying import NotificationSender
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.notifying import NotificationSender
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     # one sending thread each: SQLite's in-memory test database takes one writer at a time
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),

@@ -26,9 +26,9 @@ def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.notifying import NotificationSender
-    from training.live.hub.signs import SignWatcher
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.notifying import NotificationSender
+    from training.live.hub.keepers.signs import SignWatcher
+    from training.live.hub.keepers.transitions import TransitionRecorder
 
     # one sending thread each: SQLite's in-memory test database takes one writer at a time;
     # a hang after 3 s of silence (the dashboard's threshold is minutes)
@@ -110,9 +110,9 @@ def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, 
 
     from training import cluster
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.notifying import NotificationSender
-    from training.live.hub.signs import SignWatcher, prometheus_with_service_account
-    from training.live.hub.transitions import TransitionRecorder
+    from training.live.hub.keepers.notifying import NotificationSender
+    from training.live.hub.keepers.signs import SignWatcher, prometheus_with_service_account
+    from training.live.hub.keepers.transitions import TransitionRecorder
     from training.models import NotificationSubscription
 
     with serving(_Receiver) as receiver:
@@ -158,7 +158,7 @@ def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, 
 def test_pending_too_long_is_claimed_once_and_told_to_who_asked_for_that_n(settings):
     from odh.training.signs import Sign
     from tests.unit.diagnosis_objects import facts, pending_job
-    from training.live.hub.signs import claim_with_orm
+    from training.live.hub.keepers.signs import claim_with_orm
     from training.models import NotificationDelivery, NotificationSubscription
 
     summary = facts(pending_job("vit"), []).s

@@ -17,8 +17,8 @@ def _hub(sim):
     from channels.layers import InMemoryChannelLayer
 
     from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.transitions import TransitionRecorder
-    from training.live.hub.usage import UsageRecorder
+    from training.live.hub.keepers.transitions import TransitionRecorder
+    from training.live.hub.keepers.usage import UsageRecorder
 
     return Hub(lambda: dashboard_client(sim), Publisher(InMemoryChannelLayer()),
                transitions=TransitionRecorder(), usage=UsageRecorder())

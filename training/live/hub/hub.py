@@ -89,20 +89,20 @@ from training.live.hub.cluster import (  # "cluster / queues changed" notices
     ClusterNotices,
     queue_notices,
 )
-from training.live.hub.curves import CurveKeeper
-from training.live.hub.evidence import EvidenceKeeper
+from training.live.hub.keepers.curves import CurveKeeper
+from training.live.hub.keepers.evidence import EvidenceKeeper
+from training.live.hub.keepers.notifying import NotificationSender
+from training.live.hub.keepers.project_uids import ProjectUids
+from training.live.hub.keepers.retries import RetryStarter
+from training.live.hub.keepers.signs import SignWatcher, prometheus_with_service_account
+from training.live.hub.keepers.transitions import TransitionRecorder
+from training.live.hub.keepers.usage import UsageRecorder
 from training.live.hub.languages import ViewerLanguages
 from training.live.hub.logs import LogHub
-from training.live.hub.notifying import NotificationSender
 from training.live.hub.probe import ClusterProbe
-from training.live.hub.project_uids import ProjectUids
 from training.live.hub.pushing import SKIP_MEMORY, Publisher, Pusher
-from training.live.hub.retries import RetryStarter
 from training.live.hub.sessions import SessionSweeper
-from training.live.hub.signs import SignWatcher, prometheus_with_service_account
 from training.live.hub.status import HubStatus
-from training.live.hub.transitions import TransitionRecorder
-from training.live.hub.usage import UsageRecorder
 from training.live.hub.watching import WATCH_TIMEOUT_SECONDS, Watching
 
 log = logging.getLogger("training.live.hub")
@@ -530,6 +530,6 @@ def build_hub(loop: asyncio.AbstractEventLoop | None = None, *,
                if record_history else None,
                curves=CurveKeeper(cluster.service_account_client,
                                   every=float(settings.TRAINING_CURVES_SECONDS)),
-               # creates with the watcher's own account: training/live/hub/retries.py
+               # creates with the watcher's own account: training/live/hub/keepers/retries.py
                retries=RetryStarter(cluster.service_account_client)
                if record_history else None)

@@ -33,7 +33,7 @@ from odh.training.cluster.watch import ResilientWatch, WatchedResource
 from odh.training.kinds import JobKind, pod_job_labels
 from odh.training.status.jobindex import JobIndex, may_concern_training_job
 from training.live.hub.background import Background
-from training.live.hub.evidence import EvidenceKeeper
+from training.live.hub.keepers.evidence import EvidenceKeeper
 from training.live.hub.pushing import uid_of
 
 log = logging.getLogger("training.live.hub")

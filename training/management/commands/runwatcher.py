@@ -4,7 +4,7 @@ Web replicas then run with WATCHER_EMBEDDED=false and only consume: this process
 the cluster-wide watches and publishes every update through Redis (REDIS_URL), so the
 API server sees one set of watches however many replicas and viewers there are. It also
 records each job transition once, and the job history with it
-(training/live/hub/transitions.py).
+(training/live/hub/keepers/transitions.py).
 
 `--metrics-port 9102` (or WATCHER_METRICS_PORT) serves /metrics there for Prometheus: the
 job, worker, wait and quota numbers only the process with the watches can give (see

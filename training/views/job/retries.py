@@ -1,6 +1,6 @@
 """The "Automatic retry" card of the job page and of a finished job's history record: what
 the job asked for, which retry it is ("Retry 1 of 2 of bert-a", linked to the first), and
-the retries the watcher decided or started for its line (training/live/hub/retries.py),
+the retries the watcher decided or started for its line (training/live/hub/keepers/retries.py),
 each with why and how it went. Both pages are shown only to those who may get the job;
 the rows are of the same project, kind and first job's uid, so they say nothing else."""
 

@@ -17,7 +17,7 @@ deleted pod took with it cannot be read: the curves are those read until then.
 
 The hub hands every job it flushes to `saw()` (cheap: no I/O); the reads and the writes
 happen on the keeper's own thread, with the dashboard's service account, like the
-evidence keeper's (training/live/hub/evidence.py).
+evidence keeper's (training/live/hub/keepers/evidence.py).
 """
 
 from __future__ import annotations

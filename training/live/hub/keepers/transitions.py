@@ -18,7 +18,7 @@ before it sends it:
 - The job history is written from the transition to Succeeded or Failed, in that same
   transaction: one record per finished job, by the watcher that claimed it. So are the
   transition's notifications queued (training/notifications.py), and a failed job's
-  automatic retry decided (training/live/hub/retries.py).
+  automatic retry decided (training/live/hub/keepers/retries.py).
 - A job that changed while nothing watched (the dashboard down, the watcher killed before
   it claimed) is claimed from the first list after the next start: its row says the old
   status, the list the new one.
@@ -143,7 +143,7 @@ def claim_with_orm(sighting: Sighting, project_uid: str = "") -> Claim:
 def _claim(sighting: Sighting, project_uid: str) -> Claim:
     from django.db import IntegrityError, transaction
 
-    from training.live.hub.retries import queue_retry
+    from training.live.hub.keepers.retries import queue_retry
     from training.models import JobHistory, JobState, JobTransition
     from training.notifications import queue_for
 
@@ -282,7 +282,7 @@ class TransitionRecorder(Background):
         super().__init__()
         self.claim = claim
         self.recorded = recorded  # told after each transition it records (notifications)
-        # told of each history record it writes (the Workers' use: training/live/hub/usage.py)
+        # told of each history record it writes (the Workers' use: keepers/usage.py)
         self.finished: Callable[[Sighting], None] | None = None
         self.project_uid = project_uid
         self.audit_seen = audit_seen

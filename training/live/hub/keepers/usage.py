@@ -1,5 +1,5 @@
 """The watch hub's recorder of what finished jobs used: when the transition recorder has
-written a job's history record (training/live/hub/transitions.py), this thread asks
+written a job's history record (training/live/hub/keepers/transitions.py), this thread asks
 Prometheus, with the dashboard's service account, for the highest peak memory of its
 Workers and its GPUs' mean use over the run (odh/training/metrics/usage.py, the Metrics
 tab's series) and writes them on the record, where the wizard's advice from history reads
@@ -22,7 +22,7 @@ from typing import Any
 from odh.training import errors
 from odh.training.metrics.usage import Usage, read_usage
 from training.live.hub.background import Background
-from training.live.hub.transitions import Sighting
+from training.live.hub.keepers.transitions import Sighting
 
 log = logging.getLogger("training.live.hub")
 
@@ -51,7 +51,7 @@ def write_with_orm(uid: str, usage: Usage) -> None:
 
 
 def _prometheus():
-    from training.live.hub.signs import prometheus_with_service_account
+    from training.live.hub.keepers.signs import prometheus_with_service_account
 
     return prometheus_with_service_account()
 

@@ -3,7 +3,7 @@ once (the wish, the decision and the clone are odh/training/manifests/retries.py
 odh/training/diagnosis/retryable.py).
 
 - Decided: `queue_retry(transition, sighting)` runs in the database transaction that
-  records a job's transition to Failed (training/live/hub/transitions.py), with the
+  records a job's transition to Failed (training/live/hub/keepers/transitions.py), with the
   diagnosis the hub made of the same objects: a `JobRetry` row when the job asked for
   retries, has retries left and failed as it asked (the platform's failures, or all). The
   unique constraints (first job's uid and attempt; the failed job's uid) make a second row
@@ -53,7 +53,7 @@ from training.live.hub.background import Background
 if TYPE_CHECKING:
     from odh.training.cluster.client import ClusterClient
     from odh.training.kinds import JobKind
-    from training.live.hub.transitions import Sighting
+    from training.live.hub.keepers.transitions import Sighting
 
 log = logging.getLogger("training.live.hub")
 
