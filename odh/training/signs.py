@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 from odh.training.diagnosis.common import container_state
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Action, Diagnosis
-from odh.training.diagnosis.running import _retry_text, possible_hang
+from odh.training.diagnosis.rules.running import _retry_text, possible_hang
 from odh.training.durations import format_duration, parse_timestamp
 from odh.training.i18n import _
 from odh.training.logs.progress import Progress, progress_source

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from odh.training.diagnosis import logs
-from odh.training.diagnosis.netpol import blocking_policies
+from odh.training.diagnosis.rules.netpol import blocking_policies
 
 
 def test_the_last_traceback_is_quoted_whole_up_to_its_exception():

@@ -26,7 +26,6 @@ knows gives "We could not tell why" with the cluster's own reason and message.
 
 from __future__ import annotations
 
-from odh.training.diagnosis import failures, pending, running
 from odh.training.diagnosis.facts import Facts, GpuHolder, LogTail, SimilarRun, Usage
 from odh.training.diagnosis.guide import PAGES, page_title
 from odh.training.diagnosis.model import (
@@ -39,6 +38,7 @@ from odh.training.diagnosis.model import (
     Suggestion,
     culprit_title,
 )
+from odh.training.diagnosis.rules import failures, pending, running
 from odh.training.i18n import _
 from odh.training.status.summary import JobStatus
 

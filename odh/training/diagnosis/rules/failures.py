@@ -30,7 +30,7 @@ from odh.training.diagnosis.common import (
 )
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
-from odh.training.diagnosis.netpol import blocking_policies
+from odh.training.diagnosis.rules.netpol import blocking_policies
 from odh.training.durations import format_duration
 from odh.training.i18n import _, ngettext
 from odh.training.paths import as_dict, as_list, get_path
