@@ -6,22 +6,22 @@ import logging
 from typing import Any
 
 from simcluster import errors
-from simcluster.admission import Admission
-from simcluster.auth import Attributes, Authenticator, Authorizer, UserInfo
+from simcluster.access.auth import Attributes, Authenticator, Authorizer, UserInfo
+from simcluster.access.oauth import OAuthServer
+from simcluster.access.rbac_aggregation import ClusterRoleAggregator
+from simcluster.apiserver.admission import Admission
+from simcluster.apiserver.discovery import KUBE_VERSION, Discovery
+from simcluster.apiserver.store import Store
+from simcluster.apiserver.virtual import virtual_handlers
 from simcluster.clock import Clock
 from simcluster.controllers import all_controllers
 from simcluster.controllers.base import SLICE_SECONDS, Manager
-from simcluster.discovery import KUBE_VERSION, Discovery
 from simcluster.events import EventRecorder
 from simcluster.gc import Deleter, GarbageCollector, NamespaceController
-from simcluster.logs import LogServer
-from simcluster.oauth import OAuthServer
-from simcluster.quota import QuotaController, QuotaUsage
-from simcluster.rbac_aggregation import ClusterRoleAggregator
-from simcluster.requestmetrics import MPIOperatorMetrics, RequestMetrics
-from simcluster.resources import Registry, ResourceType
-from simcluster.store import Store
-from simcluster.virtual import virtual_handlers
+from simcluster.monitoring.requestmetrics import MPIOperatorMetrics, RequestMetrics
+from simcluster.node.logs import LogServer
+from simcluster.placement.quota import QuotaController, QuotaUsage
+from simcluster.placement.resources import Registry, ResourceType
 
 log = logging.getLogger("simcluster")
 

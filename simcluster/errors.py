@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster.resources import ResourceType
+from simcluster.placement.resources import ResourceType
 
 
 class ApiError(Exception):

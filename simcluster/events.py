@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Any
 
 from simcluster import errors
-from simcluster.store import Store, random_hex
+from simcluster.apiserver.store import Store, random_hex
 
 Obj = dict[str, Any]
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from simcluster import errors
+from simcluster.apiserver.store import Change
 from simcluster.controllers.base import Controller, Key
-from simcluster.resources import ResourceType
-from simcluster.store import Change
+from simcluster.placement.resources import ResourceType
 
 if TYPE_CHECKING:
     from simcluster.cluster import Cluster

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from simcluster.auth import SA_PREFIX, UserInfo
+from simcluster.access.auth import SA_PREFIX, UserInfo
 from simcluster.bootstrap import bootstrap_objects
 from simcluster.cluster import SYSTEM_USER, Cluster
 

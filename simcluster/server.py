@@ -14,10 +14,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from simcluster import pki, scenario
-from simcluster.api import Api
+from simcluster import scenario
+from simcluster.access import pki
+from simcluster.apiserver.api import Api
 from simcluster.cluster import Cluster
-from simcluster.prometheus import build_app as build_prometheus_app
+from simcluster.monitoring.prometheus import build_app as build_prometheus_app
 
 log = logging.getLogger("simcluster")
 

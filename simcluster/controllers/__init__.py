@@ -21,12 +21,12 @@ def all_controllers(cluster: Cluster) -> list[Controller]:
     controllers: list[Controller] = []
     controllers += [MPIJobController(cluster), JobController(cluster),
                     PyTorchJobController(cluster), TFJobController(cluster)]
-    from simcluster.kubelet import Kubelet
-    from simcluster.scheduler import Scheduler
+    from simcluster.node.kubelet import Kubelet
+    from simcluster.placement.scheduler import Scheduler
 
     controllers += [Scheduler(cluster), Kubelet(cluster)]
     if serves_kueue(cluster):
-        from simcluster.kueue import KueueController
+        from simcluster.placement.kueue import KueueController
 
         cluster.kueue = KueueController(cluster)  # the visibility API asks it its order
         controllers.append(cluster.kueue)

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from simcluster import errors
+from simcluster.apiserver.store import Change
 from simcluster.backoff import exponential
 from simcluster.clock import SLICE_SECONDS  # a pump between requests stops after this long
-from simcluster.store import Change
 
 if TYPE_CHECKING:
     from simcluster.cluster import Cluster

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from simcluster import errors, timestamps
+from simcluster.apiserver.store import Change
 from simcluster.backoff import exponential
 from simcluster.controllers import batchjob_indexed as indexes
 from simcluster.controllers.base import Controller, Key
@@ -31,7 +32,6 @@ from simcluster.controllers.conditions import (
     is_controlled_by,
     service_account,
 )
-from simcluster.store import Change
 
 log = logging.getLogger("simcluster.job-controller")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster.auth import UserInfo
+from simcluster.access.auth import UserInfo
 
 Obj = dict[str, Any]
 

@@ -28,11 +28,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from simcluster import behaviour, errors, timestamps
+from simcluster.apiserver.store import Change
 from simcluster.controllers import jobset_objects as objects
 from simcluster.controllers import jobset_status as jstatus
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import int_or, is_controlled_by, service_account
-from simcluster.store import Change
 
 log = logging.getLogger("simcluster.jobset-controller")
 

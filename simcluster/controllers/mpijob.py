@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from simcluster import behaviour, errors
+from simcluster.apiserver.store import Change
 from simcluster.backoff import exponential
 from simcluster.controllers import mpijob_objects as objects
 from simcluster.controllers.base import Controller, Key
@@ -54,7 +55,6 @@ from simcluster.controllers.mpijob_validation import (
     validate,
     validation_event_message,
 )
-from simcluster.store import Change
 
 log = logging.getLogger("simcluster.mpi-operator")
 

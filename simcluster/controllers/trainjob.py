@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from simcluster import errors
+from simcluster.apiserver.store import Change
 from simcluster.controllers import trainjob_objects as objects
 from simcluster.controllers import trainjob_status as tstatus
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import is_controlled_by, service_account
-from simcluster.store import Change
 
 log = logging.getLogger("simcluster.trainer")
 

@@ -1,6 +1,6 @@
 """Following logs as they are written: one worker, then every pod of a job interleaved.
 
-What the simulated pods print (simcluster/training.py) is what real ones print: an MPI
+What the simulated pods print (simcluster/node/training.py) is what real ones print: an MPI
 Worker runs only sshd, whose log gains lines when the Launcher's mpirun connects to it at
 the start of training ("Accepted publickey ...") and disconnects at the end ("Received
 disconnect ..."); every rank's output travels back to the Launcher, which prints the epoch

@@ -943,7 +943,7 @@ def test_the_server_keeps_serving_after_bad_input(raw, core):
     assert raw("GET", "/readyz", user=None).text == "ok"
 
 
-# -- the API server's request metrics (/metrics, simcluster/requestmetrics.py) ------------------
+# -- the API server's request metrics (/metrics, simcluster/monitoring/requestmetrics.py) --
 def _request_metrics(raw) -> dict[tuple[str, frozenset], float]:
     resp = raw("GET", "/metrics")
     assert resp.status_code == 200

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from simcluster import promql
 from simcluster.cluster import Cluster
-from simcluster.metrics_history import History
-from simcluster.metrics_series import ClusterSource
-from simcluster.promql_eval import Evaluator
+from simcluster.monitoring import promql
+from simcluster.monitoring.metrics_history import History
+from simcluster.monitoring.metrics_series import ClusterSource
+from simcluster.monitoring.promql_eval import Evaluator
 from tests.unit.test_metrics_series import make_pod, new_cluster, running, samples, terminated
 
 MB = 1e6

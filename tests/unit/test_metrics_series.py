@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from simcluster import promql
 from simcluster.cluster import SYSTEM_USER, Cluster
-from simcluster.metrics_history import History
-from simcluster.metrics_model import GIB, SCRAPE_INTERVAL
-from simcluster.metrics_series import ClusterSource
-from simcluster.promql_eval import Evaluator
+from simcluster.monitoring import promql
+from simcluster.monitoring.metrics_history import History
+from simcluster.monitoring.metrics_model import GIB, SCRAPE_INTERVAL
+from simcluster.monitoring.metrics_series import ClusterSource
+from simcluster.monitoring.promql_eval import Evaluator
 
 Obj = dict[str, Any]
 NS = "team-nlp"

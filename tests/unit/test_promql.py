@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from simcluster import promql
-from simcluster.prometheus import enforce_namespace, format_time, format_value
-from simcluster.promql_eval import Evaluator, ExecutionError, ListSeries, Scalar, Vector
+from simcluster.monitoring import promql
+from simcluster.monitoring.prometheus import enforce_namespace, format_time, format_value
+from simcluster.monitoring.promql_eval import Evaluator, ExecutionError, ListSeries, Scalar, Vector
 
 
 class ListSource:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simcluster import behaviour, images
-from simcluster.training import _np, cuda_oom_error, launched_program
-from simcluster.workloads import seeded, shell_program
+from simcluster import behaviour
+from simcluster.node import images
+from simcluster.node.training import _np, cuda_oom_error, launched_program
+from simcluster.node.workloads import seeded, shell_program
 
 
 class FakeCluster:

@@ -7,7 +7,7 @@ import pytest
 
 from simcluster import scenario
 from simcluster.cluster import SYSTEM_USER, Cluster
-from simcluster.network import Network, selector_matches
+from simcluster.node.network import Network, selector_matches
 
 NS = "team-nlp"
 

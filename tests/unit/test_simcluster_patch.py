@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from simcluster import errors, patch
+from simcluster import errors
+from simcluster.apiserver import patch
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simcluster import errors, labelparse
-from simcluster.resources import Registry
-from simcluster.selectors import field_value, parse_field_selector, parse_label_selector
+from simcluster import errors
+from simcluster.apiserver import labelparse
+from simcluster.apiserver.selectors import field_value, parse_field_selector, parse_label_selector
+from simcluster.placement.resources import Registry
 
 REGISTRY = Registry()
 PODS = REGISTRY.get("", "v1", "pods")

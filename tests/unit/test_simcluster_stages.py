@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from simcluster import scenario, scheduling
+from simcluster import scenario
 from simcluster.cluster import SYSTEM_USER, Cluster
-from simcluster.kubelet import Kubelet
-from simcluster.stages import STAGES, Event, Stage, validate
+from simcluster.node.kubelet import Kubelet
+from simcluster.node.stages import STAGES, Event, Stage, validate
+from simcluster.placement import scheduling
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from simcluster import errors
+from simcluster.apiserver.store import Change, Store, clone
 from simcluster.clock import Clock
-from simcluster.resources import Registry
-from simcluster.store import Change, Store, clone
+from simcluster.placement.resources import Registry
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from simcluster import tfevents
+from simcluster.node import tfevents
 
 
 def test_crc32c_matches_the_published_check_values():

@@ -34,7 +34,7 @@ def test_split_timestamp():
     assert split_timestamp("no time here") == (None, "no time here")
 
 
-# -- simcluster's launchers and trainers (simcluster/training.py) -------------------------------
+# -- simcluster's launchers and trainers (simcluster/node/training.py) ---------------------
 SIM_HOROVOD = [
     (0, "Warning: Permanently added 'bert-worker-0.bert.team-nlp.svc,10.128.1.4' (ECDSA) to the "
         "list of known hosts."),
