@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def all_controllers(cluster: Cluster) -> list[Controller]:
     from simcluster.controllers.batchjob import JobController
     from simcluster.controllers.kubeflow_v1 import PyTorchJobController, TFJobController
-    from simcluster.controllers.mpijob import MPIJobController
+    from simcluster.controllers.mpijob.controller import MPIJobController
 
     controllers: list[Controller] = []
     controllers += [MPIJobController(cluster), JobController(cluster),
@@ -31,11 +31,11 @@ def all_controllers(cluster: Cluster) -> list[Controller]:
         cluster.kueue = KueueController(cluster)  # the visibility API asks it its order
         controllers.append(cluster.kueue)
     if serves_jobset(cluster):
-        from simcluster.controllers.jobset import JobSetController
+        from simcluster.controllers.jobset.controller import JobSetController
 
         controllers.append(JobSetController(cluster))
     if serves_trainer(cluster):
-        from simcluster.controllers.trainjob import TrainJobController
+        from simcluster.controllers.trainjob.controller import TrainJobController
 
         controllers.append(TrainJobController(cluster))
     return controllers

@@ -19,8 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from simcluster.controllers import trainjob_objects
 from simcluster.controllers.conditions import get_condition
+from simcluster.controllers.trainjob import objects as trainjob_objects
 
 Obj = dict[str, Any]
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from simcluster.controllers import batchjob_indexed as indexed
-from simcluster.controllers import jobset_objects as objects
-from simcluster.controllers import jobset_status as jstatus
+from simcluster.controllers.jobset import objects
+from simcluster.controllers.jobset import status as jstatus
 
 
 def _jobset(**spec) -> dict:

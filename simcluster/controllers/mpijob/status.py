@@ -19,7 +19,7 @@ from simcluster.controllers.conditions import (
     new_condition,
     set_condition,
 )
-from simcluster.controllers.mpijob_validation import truncate
+from simcluster.controllers.mpijob.validation import truncate
 
 Obj = dict[str, Any]
 

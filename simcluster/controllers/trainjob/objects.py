@@ -17,7 +17,7 @@ import copy
 from typing import Any
 
 from simcluster.controllers.conditions import controller_ref
-from simcluster.controllers.mpijob_objects import ssh_key_pair
+from simcluster.controllers.mpijob.objects import ssh_key_pair
 
 Obj = dict[str, Any]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simcluster.controllers import jobset_objects as objects
 from simcluster.controllers.conditions import int_or
+from simcluster.controllers.jobset import objects
 
 Obj = dict[str, Any]
 Event = tuple[str, str, str]

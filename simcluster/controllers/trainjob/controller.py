@@ -22,10 +22,10 @@ from typing import Any
 
 from simcluster import errors
 from simcluster.apiserver.store import Change
-from simcluster.controllers import trainjob_objects as objects
-from simcluster.controllers import trainjob_status as tstatus
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import is_controlled_by, service_account
+from simcluster.controllers.trainjob import objects
+from simcluster.controllers.trainjob import status as tstatus
 
 log = logging.getLogger("simcluster.trainer")
 

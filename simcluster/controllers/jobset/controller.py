@@ -29,10 +29,10 @@ from typing import Any
 
 from simcluster import behaviour, errors, timestamps
 from simcluster.apiserver.store import Change
-from simcluster.controllers import jobset_objects as objects
-from simcluster.controllers import jobset_status as jstatus
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import int_or, is_controlled_by, service_account
+from simcluster.controllers.jobset import objects
+from simcluster.controllers.jobset import status as jstatus
 
 log = logging.getLogger("simcluster.jobset-controller")
 

@@ -34,7 +34,6 @@ from typing import Any
 from simcluster import behaviour, errors
 from simcluster.apiserver.store import Change
 from simcluster.backoff import exponential
-from simcluster.controllers import mpijob_objects as objects
 from simcluster.controllers.base import Controller, Key
 from simcluster.controllers.conditions import (
     is_controlled_by,
@@ -42,14 +41,15 @@ from simcluster.controllers.conditions import (
     service_account,
     set_condition,
 )
-from simcluster.controllers.mpijob_status import (
+from simcluster.controllers.mpijob import objects
+from simcluster.controllers.mpijob.status import (
     MPIJobStatus,
     controller_of,
     count_ready,
     finished,
     job_finished,
 )
-from simcluster.controllers.mpijob_validation import (
+from simcluster.controllers.mpijob.validation import (
     apply_defaults,
     managed_externally,
     validate,

@@ -1,0 +1,1 @@
+"""JobSet: the controller, the Jobs it makes, its status."""
