@@ -28,7 +28,7 @@ from odh.training.kinds import JobKind
 from odh.training.manifests.claims import ClaimNotCreated, NewClaim
 from odh.training.manifests.claims import create_claims as make_claims
 from odh.training.spec import JobSpec
-from odh.training.status import bulk
+from odh.training.status.lists import bulk
 from odh.training.status.suspending import set_suspended
 from training import audit
 from training.permissions import person_may

@@ -84,7 +84,7 @@ class InvalidSpec(errors.ValidationError):
 def _chosen(listing, selector: str | None, user: str | None) -> list[JobSummary]:
     """The listing's summaries (sorted) whose labels match `selector` and whose creator is
     `user`, where given."""
-    from odh.training.status.selectors import SelectorError, parse_selector
+    from odh.training.status.lists.selectors import SelectorError, parse_selector
     try:
         matching = parse_selector(selector) if selector else None
     except SelectorError as e:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from simcluster import errors, quantity, timestamps
 from simcluster.access.auth import UserInfo
-from simcluster.apiserver import schema, strategies
+from simcluster.apiserver import strategies
+from simcluster.apiserver.schemas import structural as schema
 from simcluster.placement import kueue_jobs
 from simcluster.placement.resources import ResourceType
 

@@ -18,8 +18,9 @@ from aiohttp import web
 
 from simcluster import errors
 from simcluster.access.auth import Attributes, UserInfo
-from simcluster.apiserver import decoding, patch, schema, tables
+from simcluster.apiserver import decoding, patch, tables
 from simcluster.apiserver.discovery import OPENAPI_V2_PROTOBUF, openapi_v2_protobuf
+from simcluster.apiserver.schemas import structural as schema
 from simcluster.apiserver.selectors import parse_field_selector, parse_label_selector
 from simcluster.apiserver.store import Watcher
 from simcluster.monitoring import requestmetrics

@@ -11,7 +11,7 @@ import copy
 import hashlib
 from typing import Any
 
-from simcluster.apiserver.schema import CRD_SCHEMAS
+from simcluster.apiserver.schemas.structural import CRD_SCHEMAS
 from simcluster.placement.resources import Registry, ResourceType
 
 Obj = dict[str, Any]

@@ -1,9 +1,9 @@
-"""What several jobs at once means (odh.training.status.bulk): the jobs named, what each
+"""What several jobs at once means (odh.training.status.lists.bulk): the jobs named, what each
 action needs, the result of each in words."""
 
 from __future__ import annotations
 
-from odh.training.status import bulk
+from odh.training.status.lists import bulk
 
 
 def test_jobs_are_named_once_each_and_what_names_no_job_is_set_apart():

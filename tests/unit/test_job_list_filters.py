@@ -1,9 +1,9 @@
 """The job list's filters by creator, creation date and label selector
-(odh.training.status.listing), as the address carries them."""
+(odh.training.status.lists.listing), as the address carries them."""
 
 from __future__ import annotations
 
-from odh.training.status import listing
+from odh.training.status.lists import listing
 from odh.training.status.summarize import summarize
 
 

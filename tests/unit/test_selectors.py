@@ -1,10 +1,10 @@
-"""kubectl's label selectors, matched here (odh.training.status.selectors)."""
+"""kubectl's label selectors, matched here (odh.training.status.lists.selectors)."""
 
 from __future__ import annotations
 
 import pytest
 
-from odh.training.status.selectors import SelectorError, parse_selector
+from odh.training.status.lists.selectors import SelectorError, parse_selector
 
 
 @pytest.mark.parametrize("selector, labels, matches", [

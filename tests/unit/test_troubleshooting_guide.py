@@ -26,7 +26,7 @@ def test_every_scenario_has_a_page_with_its_sections(slug):
 
 def test_every_scenario_a_rule_names_has_a_page():
     named = set()
-    for path in RULES.glob("*.py"):
+    for path in RULES.rglob("*.py"):
         named |= set(re.findall(r'Diagnosis\(\s*"([a-z-]+)"', path.read_text()))
         named |= set(re.findall(r'suggest\.guide\("([a-z-]+)"\)', path.read_text()))
     assert named, "no scenario found in the rules"

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from odh.training import errors
 from odh.training.cluster.client import ClusterClient
 from odh.training.manifests import export
-from odh.training.status import bulk
+from odh.training.status.lists import bulk
 from training import mutations
 from training.cluster import user_client
 from training.projects import projects_for_user

@@ -17,7 +17,7 @@ from odh.training import errors
 from odh.training.cluster.client import Project
 from odh.training.durations import format_timestamp
 from odh.training.kinds import JobKind
-from odh.training.status import listing
+from odh.training.status.lists import listing
 from odh.training.status.summarize import JobStatus
 from training import diagnoses, job_progress, permissions, prices, queue_standing
 from training.accounts import session

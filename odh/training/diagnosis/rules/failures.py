@@ -6,63 +6,34 @@ both before the operator's BackoffLimitExceeded)."""
 
 from __future__ import annotations
 
-import difflib
-
 from odh.training.cluster.events import event_time, involved
 from odh.training.diagnosis import fixes as f
 from odh.training.diagnosis import logs, suggest
 from odh.training.diagnosis.common import (
     event_evidence,
     job_events,
-    job_verdict,
     labels,
-    launcher_tails,
     names,
     pod_events,
     quote,
-    rank_of,
     raw_pod,
-    replica_for_host,
     replicas_workers_first,
     several,
     tails,
-    worker_for_rank,
 )
 from odh.training.diagnosis.facts import Facts
 from odh.training.diagnosis.model import Culprit, Diagnosis, Evidence, Severity
-from odh.training.diagnosis.rules.netpol import blocking_policies
+from odh.training.diagnosis.rules.mpi_network import mpi_communication
+from odh.training.diagnosis.rules.program import command_problem, cuda_out_of_memory, segfault
+from odh.training.diagnosis.rules.shared import consequence, exit_meaning
 from odh.training.durations import format_duration
 from odh.training.i18n import _, ngettext
 from odh.training.paths import as_dict, as_list, get_path
 from odh.training.quantity import format_memory
-from odh.training.spec import SIDECAR_ANNOTATION
 from odh.training.status.pods import (
-    JOB_NAME_LABEL,
-    JOB_ROLE_LABEL,
-    OPERATOR_NAME_LABEL,
-    REPLICA_INDEX_LABEL,
     ReplicaState,
 )
 from odh.training.status.summary import JobStatus
-
-_PROGRAMS = ("python", "python3", "mpirun", "horovodrun", "torchrun", "deepspeed", "bash",
-             "sh", "accelerate", "mpiexec")
-
-
-def exit_meaning(code: int | None) -> str:
-    meanings = {
-        1: _("a general error in the program"), 2: _("wrong arguments or a missing file"),
-        126: _("the program is not executable"), 127: _("the program was not found"),
-        130: _("interrupted (SIGINT)"), 134: _("aborted (SIGABRT)"),
-        137: _("killed (SIGKILL), usually for memory"),
-        139: _("a segmentation fault (SIGSEGV)"), 143: _("stopped (SIGTERM)"),
-    }
-    return meanings.get(code or 0, "")
-
-
-def _consequence(facts: Facts, evidence: list[Evidence]) -> list[Evidence]:
-    verdict = job_verdict(facts)
-    return evidence + ([verdict] if verdict else [])
 
 
 def _failed(replica: ReplicaState, reason: str) -> bool:
@@ -112,7 +83,7 @@ def oom_killed(facts: Facts) -> Diagnosis | None:
         ngettext("%(pod)s ran out of memory and was killed (exit code 137)",
                  "%(pod)s ran out of memory and were killed (exit code 137)", len(victims))
         % {"pod": several(victims)},
-        _consequence(facts, evidence), names(victims), labels(victims), found,
+        consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason="OOMKilled", raw_message=first.message)
 
 
@@ -148,7 +119,7 @@ def evicted(facts: Facts) -> Diagnosis | None:
         "evicted", Severity.ERROR, Culprit.PLATFORM,
         ngettext("%(pod)s was evicted: %(why)s", "%(pod)s were evicted: %(why)s",
                  len(victims)) % {"pod": several(victims), "why": why},
-        _consequence(facts, evidence), names(victims), labels(victims), found,
+        consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason="Evicted", raw_message=text)
 
 
@@ -175,7 +146,7 @@ def node_lost(facts: Facts) -> Diagnosis | None:
         ngettext("%(pod)s's node %(node)s stopped responding",
                  "The node %(node)s of %(pod)s stopped responding", len(victims))
         % {"pod": several(victims), "node": first.node or _("(unknown)")},
-        _consequence(facts, evidence), names(victims), labels(victims), found,
+        consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason=first.reason, raw_message=first.message)
 
 
@@ -205,7 +176,7 @@ def preempted(facts: Facts) -> Diagnosis | None:
     return Diagnosis(
         "preempted", Severity.ERROR, Culprit.CAPACITY,
         _("%(pod)s was preempted to make room for a higher-priority workload")
-        % {"pod": pods}, _consequence(facts, evidence), names(victims), labels(victims), found,
+        % {"pod": pods}, consequence(facts, evidence), names(victims), labels(victims), found,
         raw_reason="Preempted")
 
 
@@ -224,272 +195,6 @@ def deadline_exceeded(facts: Facts) -> Diagnosis | None:
                      _("The job ran longer than its deadline of %(deadline)s and was stopped")
                      % values, evidence, [], [], found, raw_reason=s.reason,
                      raw_message=s.message)
-
-
-# -- what the logs say --------------------------------------------------------------------------
-def _log_hit(facts: Facts, finder) -> tuple[ReplicaState | None, str, str] | None:
-    """(the pod the line is about, the clean line, the raw line) for the first log tail
-    where `finder` recognises something."""
-    for tail in tails(facts):
-        line = finder(tail.texts)
-        if line is None:
-            continue
-        raw = next((t for t in reversed(tail.texts) if line in t), line)
-        rank = rank_of(raw)
-        about = worker_for_rank(facts, rank) if rank is not None else None
-        source = next((r for r in facts.s.replicas if r.name == tail.pod), None)
-        return about or source, line, raw
-    return None
-
-
-def cuda_out_of_memory(facts: Facts) -> Diagnosis | None:
-    hit = _log_hit(facts, logs.cuda_oom)
-    if hit is None:
-        return None
-    about, line, _raw = hit
-    who = about.label if about else _("A rank")
-    evidence = [Evidence("log", quote(line), who)]
-    tried = logs.tried_to_allocate(line)
-    if tried:
-        evidence.append(Evidence("number", _("It tried to allocate %(amount)s more on a GPU "
-                                             "that had no room left.") % {"amount": tried}, who))
-    spec = f.spec_of(facts.job)
-    found = []
-    if spec is not None:
-        batch = f.batch_size_fix(spec)
-        found += suggest.fix(batch)
-    if not found:
-        size = logs.batch_size_in_log([t for tail in tails(facts) for t in tail.texts])
-        found.append(suggest.advice(
-            _("Use a smaller batch size per GPU (the log says %(size)d): memory grows with "
-              "it.") % {"size": size} if size else
-            _("Use a smaller batch size per GPU: memory grows with it.")))
-    found.append(suggest.advice(_("Train in mixed precision (bf16 or fp16), and turn on "
-                                  "gradient checkpointing.")))
-    if spec is not None:
-        found += suggest.fix(f.more_workers_fix(facts, spec))
-    found.append(suggest.advice(_("If memory is fragmented, set "
-                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.")))
-    found += suggest.logs(about) + [suggest.guide("cuda-out-of-memory")]
-    affected = [about] if about else []
-    return Diagnosis(
-        "cuda-out-of-memory", Severity.ERROR, Culprit.CONFIGURATION,
-        _("%(pod)s ran out of GPU memory (CUDA out of memory)") % {"pod": who},
-        _consequence(facts, evidence), names(affected), labels(affected), found,
-        raw_reason="CUDA out of memory", raw_message=quote(line))
-
-
-_START_REASONS = ("StartError", "ContainerCannotRun", "RunContainerError",
-                  "CreateContainerError")
-
-
-def command_problem(facts: Facts) -> Diagnosis | None:
-    """Exit 127 / 126, a runtime that could not start the program, or a log that says so."""
-    culprits = [r for r in replicas_workers_first(facts)
-                if r.exit_code in (126, 127) or (r.reason in _START_REASONS and (
-                    logs.command_not_found([r.message]) or logs.not_executable([r.message])))]
-    line = None
-    for tail in launcher_tails(facts) + tails(facts):
-        line = logs.command_not_found(tail.texts) or logs.not_executable(tail.texts)
-        if line:
-            break
-    if not culprits and line is None:
-        return None
-    launcher = facts.s.launcher
-    first = culprits[0] if culprits else launcher
-    if line is None and first is not None:
-        line = logs.command_not_found([first.message]) or logs.not_executable([first.message])
-    executable = (first is not None and first.exit_code == 126) or (
-        line is not None and logs.not_executable([line]) is not None
-        and logs.command_not_found([line]) is None)
-    program = logs.missing_program(line or "")
-    who = first.label if first else _("The program")
-    values = {"pod": who, "program": program, "code": 126 if executable else 127}
-    if executable:
-        headline = _("%(pod)s could not run its program: “%(program)s” is not executable "
-                     "(exit code %(code)d)") if program else \
-            _("%(pod)s could not run its program: it is not executable (exit code %(code)d)")
-    else:
-        headline = _("%(pod)s could not start its program: “%(program)s” was not found "
-                     "(exit code %(code)d)") if program else \
-            _("%(pod)s could not start its program: command not found (exit code %(code)d)")
-    evidence = [Evidence("log", quote(line), who)] if line else []
-    if first is not None and first.exit_code is not None:
-        evidence.append(Evidence("state", _("Exit code %(code)d: %(meaning)s.") % {
-            "code": first.exit_code, "meaning": exit_meaning(first.exit_code)}, who))
-    found = []
-    spec = f.spec_of(facts.job)
-    typo = _typo_fix(spec, program) if spec is not None and not executable else None
-    found += suggest.fix(typo)
-    found += suggest.fix(f.edit_fix(_("Clone and edit the command"), "command"))
-    image = spec.image if spec is not None else ""
-    if program and image:
-        found.append(suggest.advice(_("Check that the image has the program:"),
-                                    f"podman run --rm {image} which {program}"))
-    found += suggest.logs(first) + [suggest.guide("command-not-found")]
-    affected = [first] if first else []
-    return Diagnosis("command-not-found", Severity.ERROR, Culprit.CONFIGURATION,
-                     headline % values, _consequence(facts, evidence), names(affected),
-                     labels(affected), found,
-                     raw_reason=first.reason if first else "", raw_message=quote(line or ""))
-
-
-def _typo_fix(spec, program: str):
-    if not program or program in _PROGRAMS:
-        return None
-    close = difflib.get_close_matches(program, _PROGRAMS, n=1, cutoff=0.75)
-    if not close:
-        return None
-    words = [str(w) for w in spec.command]
-    if program not in words:
-        return None
-    changed = [close[0] if w == program else w for w in words]
-    return f.JobFix(_("Clone with “%(right)s” instead of “%(wrong)s” in the command")
-                    % {"right": close[0], "wrong": program}, {"command": changed})
-
-
-def segfault(facts: Facts) -> Diagnosis | None:
-    crashed = [r for r in replicas_workers_first(facts) if r.exit_code == 139]
-    hit = _log_hit(facts, logs.segfault)
-    if not crashed and hit is None:
-        return None
-    about = hit[0] if hit and hit[0] else (crashed[0] if crashed else None)
-    who = about.label if about else _("A rank")
-    evidence = []
-    for tail in tails(facts):
-        lines = [t for t in logs.last_error_lines(tail.texts) if logs.segfault([t])]
-        if lines:
-            evidence += [Evidence("log", quote(t), who) for t in lines[-3:]]
-            break
-    code_of = crashed[0] if crashed else facts.s.launcher
-    if code_of is not None and code_of.exit_code:
-        evidence.append(Evidence("state", _("Exit code %(code)d: %(meaning)s.") % {
-            "code": code_of.exit_code, "meaning": exit_meaning(code_of.exit_code)},
-            code_of.label))
-    found = [suggest.advice(_("Run the script with Python's fault handler on (PYTHONFAULTHANDLER"
-                              "=1) to see where it crashed.")),
-             suggest.advice(_("Check that the image's CUDA, NCCL and framework builds match the "
-                              "GPU driver, and that native extensions were built for them.")),
-             suggest.advice(_("Try one rank on one Worker to see whether it crashes without "
-                              "MPI."))]
-    found += suggest.similar(facts) + suggest.logs(about) + [suggest.guide("segfault")]
-    affected = [about] if about else []
-    return Diagnosis("segfault", Severity.ERROR, Culprit.CODE,
-                     _("%(pod)s crashed with a segmentation fault (exit code 139)")
-                     % {"pod": who}, _consequence(facts, evidence), names(affected),
-                     labels(affected), found, raw_reason="SIGSEGV")
-
-
-# -- MPI could not reach its Workers ------------------------------------------------------------
-def mpi_communication(facts: Facts) -> Diagnosis | None:
-    if not facts.s.kind.runs_mpirun:
-        return None
-    trouble = None
-    for tail in launcher_tails(facts):
-        trouble = logs.mpi_trouble(tail.texts)
-        if trouble:
-            break
-    if trouble is None:
-        return None
-    launcher = facts.s.launcher
-    if facts.s.status == JobStatus.RUNNING and not (launcher and launcher.restarts):
-        return None  # mpirun still retries: only a failed or restarted Launcher counts
-    worker = replica_for_host(facts, trouble.host) if trouble.host else None
-    who = worker.label if worker else _("its Workers")
-    headlines = {
-        "refused": _("The Launcher could not reach %(pod)s over SSH (connection refused)"),
-        "timeout": _("The Launcher could not reach %(pod)s over SSH (connection timed out)"),
-        "unreachable": _("The Launcher could not reach %(pod)s: no route to it"),
-        "reset": _("The Launcher's SSH connection to %(pod)s was reset"),
-        "resolve": _("The Launcher could not find %(pod)s by its host name"),
-        "auth": _("The Launcher was refused SSH login to %(pod)s"),
-        "orte": _("mpirun could not start its daemons on %(pod)s"),
-    }
-    evidence = [Evidence("log", quote(trouble.line), _("Launcher"))]
-    addresses = _addresses(facts, worker)
-    if addresses:
-        evidence.append(Evidence("number", addresses))
-    blockers = _blocking(facts, worker)
-    sidecar = _sidecar_on(facts.job)
-    culprit = Culprit.PLATFORM
-    found = []
-    if blockers:
-        culprit = Culprit.CONFIGURATION
-        evidence.append(Evidence("state", _("NetworkPolicy %(names)s selects the Workers and "
-                                            "admits no SSH (TCP 22) from the Launcher.")
-                                 % {"names": ", ".join(blockers)}, _("Project")))
-        found.append(suggest.advice(_("Allow the job's own pods to reach each other on TCP "
-                                      "22 (and the ports MPI uses): ask a project "
-                                      "administrator to change %(names)s.")
-                                    % {"names": ", ".join(blockers)},
-                                    f"oc get networkpolicy -n {facts.s.namespace}"))
-    elif facts.network_policies is not None:
-        evidence.append(Evidence("state", _("No NetworkPolicy of the project blocks SSH "
-                                            "between the job's pods."), _("Project")))
-    if sidecar != "false":
-        if sidecar == "true":
-            culprit = Culprit.CONFIGURATION
-            evidence.append(Evidence("state", _("The pods ask for the Istio sidecar "
-                                                "(%(annotation)s: \"true\"): its proxy breaks "
-                                                "mpirun's SSH connections.")
-                                     % {"annotation": SIDECAR_ANNOTATION}, _("Job")))
-        found += suggest.fix(f.sidecar_fix())
-    found += suggest.logs(worker)
-    found.append(suggest.advice(_("Use the same MPI implementation and version in the "
-                                  "Launcher's and the Workers' images.")))
-    found.append(suggest.guide("mpi-communication"))
-    affected = [worker] if worker else []
-    return Diagnosis("mpi-communication", Severity.ERROR, culprit,
-                     headlines[trouble.kind] % {"pod": who}, _consequence(facts, evidence),
-                     names(affected), labels(affected), found, raw_message=quote(trouble.line))
-
-
-def _addresses(facts: Facts, worker: ReplicaState | None) -> str:
-    parts = []
-    for replica in [facts.s.launcher, worker]:
-        if replica is None:
-            continue
-        ip = get_path(raw_pod(facts, replica.name), ["status", "podIP"])
-        if ip:
-            parts.append(f"{replica.label} {ip}")
-    return _("Pod addresses: %(addresses)s") % {"addresses": ", ".join(parts)} if parts else ""
-
-
-def _mpi_pod(facts: Facts, replica: ReplicaState) -> dict:
-    """The pod, or (removed already) what the MPI Operator labels it with."""
-    pod = raw_pod(facts, replica.name)
-    if pod:
-        return pod
-    labels = {JOB_NAME_LABEL: facts.s.name, OPERATOR_NAME_LABEL: "mpi-operator",
-              JOB_ROLE_LABEL: replica.role.lower()}
-    if replica.index is not None:
-        labels[REPLICA_INDEX_LABEL] = str(replica.index)
-    return {"metadata": {"name": replica.name, "labels": labels}}
-
-
-def _blocking(facts: Facts, worker: ReplicaState | None) -> list[str]:
-    if not facts.network_policies or facts.s.launcher is None:
-        return []
-    source = _mpi_pod(facts, facts.s.launcher)
-    targets = [_mpi_pod(facts, worker)] if worker else \
-        [_mpi_pod(facts, r) for r in facts.s.workers]
-    found: set[str] = set()
-    for target in targets:
-        if source and target:
-            found.update(blocking_policies(facts.network_policies, source, target))
-    return sorted(found)
-
-
-def _sidecar_on(job: dict) -> str:
-    """"false" when every pod template opts out of the Istio sidecar, "true" when one opts
-    in, "" when they say nothing."""
-    values = []
-    for role in as_dict(get_path(job, ["spec", "mpiReplicaSpecs"])).values():
-        values.append(str(get_path(role, ["template", "metadata", "annotations",
-                                          SIDECAR_ANNOTATION], "")))
-    if "true" in values:
-        return "true"
-    return "false" if values and all(v == "false" for v in values) else ""
 
 
 # -- a plain non-zero exit ------------------------------------------------------------------------
@@ -524,7 +229,7 @@ def exit_code(facts: Facts) -> Diagnosis | None:
                                   "it if the input has changed).")))
     found.append(suggest.guide("exit-code"))
     return Diagnosis("exit-code", Severity.ERROR, Culprit.CODE, headline,
-                     _consequence(facts, evidence), [first.name], [first.label], found,
+                     consequence(facts, evidence), [first.name], [first.label], found,
                      raw_reason=first.reason, raw_message=first.message)
 
 
@@ -572,7 +277,7 @@ def backoff_limit(facts: Facts) -> Diagnosis | None:
                              "the network, a busy service) may run through next time.")),
              *suggest.similar(facts), suggest.guide("backoff-limit")]
     return Diagnosis("backoff-limit", Severity.ERROR, Culprit.UNKNOWN, headline % values,
-                     _consequence(facts, evidence), [], [values["role"]], found,
+                     consequence(facts, evidence), [], [values["role"]], found,
                      raw_reason=s.reason, raw_message=s.message)
 
 

@@ -1,6 +1,6 @@
 """Filtering and sorting the unified job list: type, status, project, name search, and the
 creator, a creation date range and a label selector (kubectl's `-l`, read by
-odh.training.status.selectors). Every filter is a query parameter, so an address
+odh.training.status.lists.selectors). Every filter is a query parameter, so an address
 reproduces the view; a date or a selector that cannot be read is not applied and says how
 to write it (`JobFilters.problems`), keeping the text as typed."""
 
@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from odh.training.i18n import _
 from odh.training.kinds import KINDS
-from odh.training.status.selectors import Selector, SelectorError, parse_selector
+from odh.training.status.lists.selectors import Selector, SelectorError, parse_selector
 from odh.training.status.summarize import JobStatus, JobSummary
 
 SORT_KEYS = ("name", "type", "project", "status", "workers", "gpus", "created_by", "created")

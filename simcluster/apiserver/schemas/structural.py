@@ -22,9 +22,9 @@ from typing import Any
 
 from simcluster import errors, quantity
 from simcluster.apiserver import labelparse
-from simcluster.apiserver.schema_builtin import BUILTIN_SCHEMAS, CUSTOM_RESOURCE, QUANTITY_KEY
-from simcluster.apiserver.schema_trainer import TRAINER_SCHEMAS
-from simcluster.apiserver.schema_types import INT_OR_STRING, PRESERVE, SCHEMAS, UNMODELLED
+from simcluster.apiserver.schemas.builtin import BUILTIN_SCHEMAS, CUSTOM_RESOURCE, QUANTITY_KEY
+from simcluster.apiserver.schemas.kubeflow import INT_OR_STRING, PRESERVE, SCHEMAS, UNMODELLED
+from simcluster.apiserver.schemas.trainer import TRAINER_SCHEMAS
 from simcluster.placement.resources import ResourceType
 
 Obj = dict[str, Any]

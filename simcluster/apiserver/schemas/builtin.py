@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster.apiserver.schema_types import (
+from simcluster.apiserver.schemas.kubeflow import (
     BOOL,
     INT32,
     INT64,
