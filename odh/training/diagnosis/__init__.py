@@ -38,7 +38,7 @@ from odh.training.diagnosis.model import (
     Suggestion,
     culprit_title,
 )
-from odh.training.diagnosis.rules import failures, pending, running
+from odh.training.diagnosis.rules import failures, no_room, pending, pod_setup, running
 from odh.training.i18n import _
 from odh.training.status.summary import JobStatus
 
@@ -80,9 +80,9 @@ def diagnose(facts: Facts) -> Diagnosis | None:
         found = _first(failures.FAILURE_RULES, facts) or failures.unknown_failure(facts)
     elif status == JobStatus.PENDING:
         found = (_first(pending.PENDING_RULES, facts) or _troubled_pod(facts)
-                 or pending.waiting_for_capacity(facts) or _pod_problem(facts))
+                 or no_room.waiting_for_capacity(facts) or _pod_problem(facts))
     elif status == JobStatus.RUNNING:
-        found = (_troubled_pod(facts) or pending.image_pull(facts) or pending.volume(facts)
+        found = (_troubled_pod(facts) or pod_setup.image_pull(facts) or pod_setup.volume(facts)
                  or _first(running.RUNNING_RULES, facts) or _pod_problem(facts))
     else:
         return None
