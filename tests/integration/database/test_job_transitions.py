@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from odh.training.status.summarize import summarize
-from training.live.hub.keepers.transitions import (
+from training.live.hub.keepers.transition_rows import (
     AUDIT_GRACE,
     PRUNE_AFTER,
     Sighting,

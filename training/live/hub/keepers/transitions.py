@@ -30,8 +30,10 @@ before it sends it:
   thread, hourly); its transitions stay, as the job history. A sighting of that uid later
   (a watcher that was behind) finds the transition to "Deleted" and records nothing.
 
-A claim that fails (the database away) is tried again with back-off (1 s doubling to 60 s)
-with the latest sighting of each job. The thread uses Django's ORM as a request would:
+The rows and what a claim does with them are in transition_rows.py; this module is the
+recorder's thread. A claim that fails (the database away) is tried again with back-off
+(1 s doubling to 60 s) with the latest sighting of each job. The thread uses Django's ORM
+as a request would:
 `close_old_connections()` around each batch, its connection closed when it stops.
 """
 
@@ -40,224 +42,36 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from odh.training.status.summary import JobStatus, JobSummary
+from odh.training.status.summary import JobSummary
 from training.live.hub.background import Background
+from training.live.hub.keepers.transition_rows import (
+    DELETED,
+    FINISHED,
+    Claim,
+    Sighting,
+    audit_seen_with_orm,
+    claim_with_orm,
+    known_with_orm,
+    prune_with_orm,
+    rows_of_kinds_with_orm,
+)
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
+    pass
 
 log = logging.getLogger("training.live.hub")
 
 Obj = dict[str, Any]
 RETRY_SECONDS = (1.0, 60.0)
-DELETED = "Deleted"
-# what the audit trail waits for before it says a creation or deletion was "seen": the
-# dashboard writes its own row just after the cluster answered
-AUDIT_GRACE = timedelta(seconds=10)
 AUDIT_EVERY = 2.0
-# a deleted job's JobState row outlives its deletion by this much: the watchers still
-# sighting it by then find the transition to "Deleted" instead (claim_with_orm)
-PRUNE_AFTER = timedelta(days=1)
 PRUNE_EVERY = timedelta(hours=1)
 # A sighting is claimed this long after it came: the push of the same change is being
 # rendered on the flusher's thread at that moment, and a claim (an ORM transaction) beside
 # it would hold the GIL the render needs; the event need not come before the page's update.
 CLAIM_AFTER = 0.2
-_LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
-# within one second (the API's timestamps), the order a job moves in
-_RANK = {"Pending": 0, "Suspended": 1, "Running": 2, "Succeeded": 3, "Failed": 3, DELETED: 4}
-_FINISHED = {str(JobStatus.SUCCEEDED), str(JobStatus.FAILED)}
-
-
-@dataclass(frozen=True)
-class Sighting:
-    """A job as one watcher saw it: its status and when the job says that began."""
-
-    uid: str
-    namespace: str
-    kind: str
-    name: str
-    status: str
-    since: datetime
-    created_by: str = ""
-    created: datetime | None = None
-    headline: str = ""
-    job: Obj | None = None  # the object, for the history record of a finished job
-    summary: JobSummary | None = None
-    # the diagnosis' scenario and culprit (whether a failure is the platform's: retries)
-    scenario: str = ""
-    culprit: str = ""
-
-    @classmethod
-    def of(cls, job: Obj, summary: JobSummary, headline: str = "", scenario: str = "",
-           culprit: str = "") -> Sighting:
-        since = summary.since or summary.created or summary.observed_at
-        return cls(uid=summary.uid, namespace=summary.namespace, kind=summary.kind.kind,
-                   name=summary.name, status=str(summary.status), since=since,
-                   created_by=summary.created_by, created=summary.created,
-                   headline=headline[:500], job=job, summary=summary, scenario=scenario,
-                   culprit=culprit)
-
-    def deleted(self, at: datetime) -> Sighting:
-        return Sighting(uid=self.uid, namespace=self.namespace, kind=self.kind,
-                        name=self.name, status=DELETED, since=at, created_by=self.created_by,
-                        created=self.created)
-
-
-@dataclass(frozen=True)
-class Claim:
-    """What one claim did: the transition recorded (None: another watcher had, or nothing
-    moved) and whether the history record was written by it."""
-
-    transition: Any = None
-    history_written: bool = False
-
-
-def _later(sighting: Sighting, status: str, since: datetime | None) -> bool:
-    """Is the sighting newer than the recorded (status, since)?"""
-    if since is None:
-        return True
-    return (sighting.since, _RANK.get(sighting.status, 0)) > (since, _RANK.get(status, 0))
-
-
-def claim_with_orm(sighting: Sighting, project_uid: str = "") -> Claim:
-    """Record the sighting's transition unless another watcher did (or nothing moved)."""
-    from django.db import OperationalError
-
-    for delay in (*_LOCKED_RETRIES, None):
-        try:
-            return _claim(sighting, project_uid)
-        except OperationalError as e:
-            # SQLite lets one writer at a time in, and tells the others "locked" rather
-            # than always waiting: try again shortly
-            if delay is None or "locked" not in str(e):
-                raise
-            time.sleep(delay)
-    raise AssertionError("unreachable")
-
-
-def _claim(sighting: Sighting, project_uid: str) -> Claim:
-    from django.db import IntegrityError, transaction
-
-    from training.live.hub.keepers.retries import queue_retry
-    from training.models import JobHistory, JobState, JobTransition
-    from training.notifications import queue_for
-
-    for _attempt in range(3):
-        try:
-            with transaction.atomic():
-                state = JobState.objects.select_for_update().filter(uid=sighting.uid).first()
-                if state is None:
-                    if sighting.status == DELETED:
-                        return Claim()  # never recorded, or pruned: nothing to say of its end
-                    if JobTransition.objects.filter(uid=sighting.uid,
-                                                    to_status=DELETED).exists():
-                        return Claim()  # its row was pruned: deleted stays deleted
-                    JobState.objects.create(
-                        uid=sighting.uid, namespace=sighting.namespace, kind=sighting.kind,
-                        name=sighting.name, status=sighting.status, since=sighting.since)
-                    before = ""
-                else:
-                    if state.status in (sighting.status, DELETED) or \
-                            not _later(sighting, state.status, state.since):
-                        return Claim()
-                    moved = JobState.objects.filter(
-                        pk=state.pk, status=state.status, since=state.since).update(
-                        status=sighting.status, since=sighting.since,
-                        updated=datetime.now(UTC))
-                    if moved != 1:
-                        return Claim()
-                    before = state.status
-                transition = JobTransition.objects.create(
-                    uid=sighting.uid, namespace=sighting.namespace, kind=sighting.kind,
-                    name=sighting.name, created_by=sighting.created_by, from_status=before,
-                    to_status=sighting.status, at=sighting.since,
-                    job_created=sighting.created, headline=sighting.headline,
-                    audited=not (before == "" or sighting.status == DELETED))
-                queue_for(transition)  # its notifications, once with it
-                queue_retry(transition, sighting)  # and its automatic retry, if asked for
-                written = False
-                if sighting.status in _FINISHED and sighting.job is not None:
-                    _record, written = JobHistory.record_finished(
-                        sighting.job, sighting.summary, project_uid)
-                return Claim(transition, written)
-        except IntegrityError:
-            continue  # another watcher inserted the first row meanwhile: read it again
-    return Claim()
-
-
-def due_for_audit(now: datetime) -> QuerySet:
-    """The creations and deletions not yet told to the audit trail, past `AUDIT_GRACE`,
-    first recorded first: the audit pass's query (the index jobtransition_unaudited_idx)."""
-    from training.models import JobTransition
-
-    return JobTransition.objects.filter(
-        audited=False, recorded__lte=now - AUDIT_GRACE).order_by("id")
-
-
-def audit_seen_with_orm(now: datetime) -> int:
-    """Tell the audit trail of the creations and deletions the dashboard did not make, once
-    each (the transition is marked audited by a conditional update); how many were told."""
-    from django.db import transaction
-
-    from training.models import AuditEvent, JobTransition
-
-    told = 0
-    for transition in due_for_audit(now)[:200]:
-        with transaction.atomic():
-            if JobTransition.objects.filter(pk=transition.pk, audited=False).update(
-                    audited=True) != 1:
-                continue  # another watcher told it
-            deleted = transition.to_status == DELETED
-            verbs = ("delete",) if deleted else ("create", "clone", "retry")
-            around = transition.at if deleted else (transition.job_created or transition.at)
-            done_here = AuditEvent.objects.filter(
-                project=transition.namespace, kind=transition.kind, name=transition.name,
-                verb__in=verbs, outcome=AuditEvent.Outcome.SUCCESS,
-                created__gte=around - timedelta(minutes=5)).exists()
-            if done_here:
-                continue
-            AuditEvent.objects.create(
-                username="" if deleted else transition.created_by, groups=[],
-                project=transition.namespace, kind=transition.kind, name=transition.name,
-                verb=verbs[0], outcome=AuditEvent.Outcome.SEEN,
-                detail=f"seen_by=watcher at={transition.at.isoformat()}")
-            told += 1
-    return told
-
-
-def prune_with_orm(now: datetime) -> int:
-    """Delete the `JobState` rows of the jobs deleted more than `PRUNE_AFTER` before `now`
-    (their transitions stay); how many were deleted."""
-    from training.models import JobState
-
-    pruned, _per_model = JobState.objects.filter(
-        status=DELETED, updated__lt=now - PRUNE_AFTER).delete()
-    return pruned
-
-
-def known_with_orm() -> dict[str, str]:
-    """uid -> the status last recorded, for every job not deleted."""
-    from training.models import JobState
-
-    return dict(JobState.objects.exclude(status=DELETED).values_list("uid", "status"))
-
-
-def rows_of_kinds_with_orm(kinds: Iterable[str], before: datetime) -> list[Sighting]:
-    """The recorded jobs (not deleted) of these kinds whose rows were last written before
-    `before`, as sightings of their last status."""
-    from training.models import JobState
-
-    return [Sighting(uid=s.uid, namespace=s.namespace, kind=s.kind, name=s.name,
-                     status=s.status, since=s.since or datetime.now(UTC))
-            for s in JobState.objects.exclude(status=DELETED).filter(
-                kind__in=list(kinds), updated__lt=before)]
-
-
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -419,7 +233,7 @@ class TransitionRecorder(Background):
                 for uid, sighting in list(self._queue.items()):
                     if known.get(uid) == sighting.status:
                         del self._queue[uid]
-                        self.found += sighting.status in _FINISHED
+                        self.found += sighting.status in FINISHED
                 batch = list(self._queue.items())
             self._loaded = True
         if listed is not None:
@@ -441,7 +255,7 @@ class TransitionRecorder(Background):
                 return
             try:
                 bound = {"project_uid": self.project_uid(sighting.namespace)} \
-                    if self.project_uid is not None and sighting.status in _FINISHED else {}
+                    if self.project_uid is not None and sighting.status in FINISHED else {}
                 claim = self.claim(sighting, **bound)
             except ValueError as e:  # not recordable: drop it
                 log.warning("job transitions: not recording %s/%s: %s", sighting.namespace,
@@ -468,7 +282,7 @@ class TransitionRecorder(Background):
                 self.recorded()
             log.info("job transition: %s %s/%s %s -> %s", sighting.kind, sighting.namespace,
                      sighting.name, claim.transition.from_status or "(new)", sighting.status)
-        if sighting.status not in _FINISHED:
+        if sighting.status not in FINISHED:
             return
         if claim.history_written:
             self.written += 1
