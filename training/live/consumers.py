@@ -73,21 +73,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
-from importlib import import_module
-from types import SimpleNamespace
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
-from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
 from django.utils.translation import gettext as _
 
-from odh.training import errors
 from odh.training.cluster.access import identity
-from training.accounts import session as cluster_session
 from training.live import log_subscriptions, subscriptions
+from training.live.access import (
+    BAD_REQUEST,
+    SIGN_IN,
+    CheckingAccess,
+    Person,
+)
 from training.live.hub.groups import CONTROL_GROUP, STATUS_GROUP
 from training.live.hub.languages import RENEW_SECONDS as LANGUAGE_RENEW_SECONDS
 from training.live.hub.languages import (
@@ -96,12 +94,11 @@ from training.live.hub.languages import (
     renew_message,
     set_viewer_language,
 )
-from training.live.pausing import CLUSTER_AWAY, HUB_BLIND, PausingUpdates
+from training.live.leaving import current_task, forget_channel
+from training.live.pausing import HUB_BLIND, PausingUpdates
 from training.live.pausing import blocking as _blocking
 from training.live.subscriptions import (
-    AccessRefused,
     BadSubscription,
-    Frame,
     Subscription,
     ViewState,
 )
@@ -110,37 +107,10 @@ from training.web.localtime import COOKIE as TZ_COOKIE
 
 log = logging.getLogger("training.live")
 
-BAD_REQUEST = 4400
-SIGN_IN = 4401
-FORBIDDEN = 4403
-SERVER_ERROR = 4500
-TRY_AGAIN = 4503
-
-RECHECK_SECONDS = 15.0  # how often an open socket re-checks the session and access
 HUB_READY_SECONDS = 20.0  # the longest a socket waits for a starting hub's first lists
 
 
-@dataclass(frozen=True)
-class Person:
-    username: str
-    token: str
-    session_key: str
-    user_id: str
-
-
-def _person_from(data: dict[str, Any], session_key: str, user_id: str) -> Person | None:
-    """The signed-in person of this session data, if their cluster token is still live."""
-    if not session_key or not user_id or str(data.get(SESSION_KEY, "")) != user_id:
-        return None
-    shim = SimpleNamespace(session=data)  # training.accounts.session reads `request.session`
-    if not cluster_session.has_live_token(shim):
-        return None
-    info = data.get(cluster_session.KEY) or {}
-    return Person(str(info.get("username") or ""), cluster_session.token(shim), session_key,
-                  user_id)
-
-
-class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
+class LiveConsumer(CheckingAccess, PausingUpdates, AsyncWebsocketConsumer):
     """One browser tab's live updates (the protocol is described above)."""
 
     async def connect(self) -> None:
@@ -205,7 +175,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             # and its channel is forgotten: groups `disconnect` could not leave (Redis
             # refused, or the server killed a socket slow to end before it ran) are left
             # in the background, then what reached the channel meanwhile is dropped
-            _forget_channel(getattr(self, "channel_layer", None),
+            forget_channel(getattr(self, "channel_layer", None),
                             getattr(self, "channel_name", None), getattr(self, "joined", ()))
 
     def _end(self) -> None:
@@ -215,7 +185,7 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             monitoring.websocket_closed()
         for task in (getattr(self, "recheck_task", None), getattr(self, "rejoin_task", None),
                      getattr(self, "lease_task", None), getattr(self, "language_task", None)):
-            if task is not None and task is not _current_task():
+            if task is not None and task is not current_task():
                 task.cancel()
 
     async def disconnect(self, code: int) -> None:
@@ -393,91 +363,6 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
             await asyncio.sleep(LANGUAGE_RENEW_SECONDS)
             await self._name_language()
 
-    # -- while open: is the person still signed in and allowed? -----------------------------
-    async def _recheck_loop(self) -> None:
-        interval = float(getattr(settings, "LIVE_RECHECK_SECONDS", RECHECK_SECONDS))
-        while not self.closed:
-            await asyncio.sleep(interval)
-            try:
-                await self.recheck()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("live updates: re-checking access failed")
-
-    async def recheck(self) -> None:
-        assert self.person is not None
-        person = await self._read_person(reload=True)
-        if self.closed:
-            return
-        if person is None or person.token != self.person.token:
-            with in_viewer_language():
-                await self.refuse(SIGN_IN, _("Your session has ended: sign in again."))
-            return
-        if not await self._rejoin():
-            self._channel_lost()
-        try:
-            await _blocking(subscriptions.check_access)(person.token, list(self.subs.values()),
-                                                        self.view)
-        except errors.ClusterUnavailable:
-            # the cluster is away: the page says so and keeps what it shows; ask again
-            # next time
-            await self._pause(CLUSTER_AWAY)
-            return
-        except Exception as e:
-            if not self.closed:
-                await self._refuse_for(e, first_time=False)
-            return
-        await self._resume(CLUSTER_AWAY)
-
-    # -- helpers --------------------------------------------------------------------------
-    async def send_frame(self, frame: Frame) -> None:
-        if isinstance(frame, str):
-            await self.send(text_data=frame)
-        else:
-            await self.send(text_data=json.dumps(frame))
-
-    async def refuse(self, code: int, reason: str) -> None:
-        """Say why (the page shows it), then close with a code the page acts on."""
-        if self.closed:
-            return
-        self.closed = True
-        await self.send_frame({"type": "closing", "code": code, "reason": reason})
-        await self.close(code=code, reason=reason)
-
-    async def _refuse_for(self, e: Exception, first_time: bool) -> None:
-        with in_viewer_language():
-            if isinstance(e, AccessRefused):
-                text = _("You do not have access to %(project)s.") if first_time else \
-                    _("You no longer have access to %(project)s.")
-                await self.refuse(FORBIDDEN, text % {"project": e.namespace})
-            elif isinstance(e, errors.Unauthorized):
-                await self.refuse(SIGN_IN, _("Your session has ended: sign in again."))
-            elif isinstance(e, errors.ClusterUnavailable):
-                await self.refuse(TRY_AGAIN, _("The cluster could not be reached."))
-            elif isinstance(e, errors.ClusterError):
-                log.warning("live updates: the cluster answered %s: %s", e.status, e.message)
-                await self.refuse(TRY_AGAIN, _("The cluster could not answer."))
-            else:
-                log.error("live updates failed", exc_info=e)
-                await self.refuse(SERVER_ERROR, _("Live updates stopped because of an error "
-                                                  "on the server."))
-
-    @database_sync_to_async
-    def _read_person(self, reload: bool = False) -> Person | None:
-        user = self.scope.get("user")
-        session = self.scope.get("session")
-        if user is None or not user.is_authenticated or session is None:
-            return None
-        key = session.session_key or ""
-        if reload:  # the session as it is now: signed out elsewhere, token replaced...
-            store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
-            data = store.load()
-        else:
-            data = {k: session.get(k) for k in (SESSION_KEY, HASH_SESSION_KEY,
-                                                cluster_session.KEY)}
-        return _person_from(data, key, str(user.pk))
-
     async def _hub_ready(self) -> Any:
         """Start the embedded watch hub with the first socket (daphne has no lifespan
         events) and let it finish its first lists before the snapshot is read: it pushes
@@ -494,54 +379,3 @@ class LiveConsumer(PausingUpdates, AsyncWebsocketConsumer):
         if ready is not None and not ready.is_set():
             await asyncio.to_thread(hub.wait_ready, HUB_READY_SECONDS)
         return hub
-
-
-LEAVE_RETRY_SECONDS = (0.5, 30.0)  # leaving the groups again, doubling
-LEAVE_ATTEMPTS = 8  # about two minutes; past that Redis forgets the memberships in a day
-FORGET_AFTER_SECONDS = 10.0  # messages already sent to the channel when it left arrive
-_forgetting: set[asyncio.Task] = set()  # (a task nobody refers to may be collected)
-
-
-def _forget_channel(layer: Any, channel: str | None, groups: Any) -> None:
-    """After a socket ended: leave the groups it is still in, then drop the messages that
-    reached its channel. channels_redis keeps every message for a channel of this process
-    in `receive_buffer` until someone receives it, and nobody will: a channel left in
-    `hub.status` (a message every 10 s) or a job's group kept up to 100 of them, for as
-    long as the membership lasted (a day), for every socket that ended that way."""
-    if layer is None or not channel:
-        return
-    try:
-        task = asyncio.get_running_loop().create_task(_leave(layer, channel, set(groups)))
-    except RuntimeError:  # no loop (a consumer collected after its loop ended)
-        return
-    _forgetting.add(task)
-    task.add_done_callback(_forgetting.discard)
-
-
-async def _leave(layer: Any, channel: str, groups: set[str]) -> None:
-    delay = LEAVE_RETRY_SECONDS[0]
-    for attempt in range(LEAVE_ATTEMPTS):
-        for group in sorted(groups):
-            try:
-                await layer.group_discard(group, channel)
-                groups.discard(group)
-            except Exception as e:
-                if attempt == LEAVE_ATTEMPTS - 1:
-                    log.warning("live updates: could not leave %s: %s", group, e)
-        if not groups:
-            break
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, LEAVE_RETRY_SECONDS[1])
-    await asyncio.sleep(FORGET_AFTER_SECONDS)
-    buffers = getattr(layer, "receive_buffer", None)  # channels_redis's
-    if buffers is not None:
-        buffers.pop(channel, None)
-
-
-def _current_task() -> asyncio.Task | None:
-    """The running task, or None when the socket's coroutine is closed outside its loop
-    (garbage-collected after the loop ended)."""
-    try:
-        return asyncio.current_task()
-    except RuntimeError:
-        return None

@@ -10,14 +10,14 @@ import asyncio
 import redis
 
 from tests.integration.hub.conftest import LoopThread
-from training.live import consumers
+from training.live import leaving
 
 
 def test_an_ended_sockets_channel_leaves_its_groups_and_its_buffer_goes(redis_server,
                                                                         monkeypatch):
     from channels_redis.core import RedisChannelLayer
 
-    monkeypatch.setattr(consumers, "FORGET_AFTER_SECONDS", 0.1)
+    monkeypatch.setattr(leaving, "FORGET_AFTER_SECONDS", 0.1)
 
     async def scenario() -> tuple[bool, bool, set[bytes]]:
         layer = RedisChannelLayer(hosts=[redis_server.url])
@@ -29,7 +29,7 @@ def test_an_ended_sockets_channel_leaves_its_groups_and_its_buffer_goes(redis_se
         await layer.receive(live)
         await asyncio.sleep(0.1)
         buffered = gone in layer.receive_buffer
-        await consumers._leave(layer, gone, {"hub.status"})
+        await leaving._leave(layer, gone, {"hub.status"})
         dropped = gone not in layer.receive_buffer
         await layer.close_pools()
         members = set(redis.Redis.from_url(redis_server.url).zrange("asgi:group:hub.status",
