@@ -125,7 +125,7 @@ def measure_with_hub(sim, jobs: int) -> tuple[dict[str, float], float, int]:
     import tracemalloc
 
     import training.live.hub
-    from training.live.hub.hub import build_hub
+    from training.live.hub.building import build_hub
     # what the hub's objects hold (Python's allocations while it lists and indexes the
     # cluster, less what it freed): the process's RSS says little once the API pages
     # before it have parsed megabytes of JSON whose freed memory the allocator reuses

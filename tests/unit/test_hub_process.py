@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from training.live.hub.hub import build_hub
+from training.live.hub.building import build_hub
 
 
 @pytest.fixture

@@ -123,7 +123,7 @@ def test_the_hubs_sweeper_runs_in_its_thread_and_keeps_going_after_a_failure():
 
 
 def test_the_hub_of_runwatcher_and_of_the_web_process_sweeps_sessions(db):
-    from training.live.hub.hub import build_hub
+    from training.live.hub.building import build_hub
     from training.live.hub.sessions import SWEEP_SECONDS, SessionSweeper
 
     hub = build_hub()

@@ -16,8 +16,9 @@ import threading
 
 from django.conf import settings
 
+from training.live.hub.building import build_hub
 from training.live.hub.groups import job_group, ns_group
-from training.live.hub.hub import Hub, build_hub
+from training.live.hub.hub import Hub
 
 __all__ = ["Hub", "ensure_started", "get_hub", "job_group", "ns_group", "stop"]
 

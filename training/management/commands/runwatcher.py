@@ -32,7 +32,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from odh.training.cluster.election import LeaseElector
 from training import cluster
-from training.live.hub.hub import build_hub
+from training.live.hub.building import build_hub
 from training.monitoring import exposition as monitoring
 
 log = logging.getLogger("training.live.hub")
