@@ -47,6 +47,7 @@ from odh.training.durations import parse_timestamp
 from training.cluster import client_for_token
 from training.live.cluster_subscriptions import ClusterOverview
 from training.live.hub.languages import in_viewer_language
+from training.live.job_subscriptions import OneJob, ProjectJobs
 from training.live.log_subscriptions import PodLogs
 from training.live.notice_subscriptions import PersonNotices
 from training.live.queue_subscriptions import QueueChanges
@@ -57,8 +58,6 @@ from training.live.subscription_kinds import (  # noqa: F401 - the names pages a
     AccessRefused,
     BadSubscription,
     Frame,
-    OneJob,
-    ProjectJobs,
     Subscription,
     SubscriptionKind,
     ViewState,
