@@ -57,7 +57,7 @@ test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null
-	$(PY) -m pytest -n 5 --dist loadgroup tests
+	$(PY) -m pytest -n 6 --dist loadgroup tests
 
 # Extract translatable strings into locale/<lang>/LC_MESSAGES/django.po: every shipped
 # language, or only LANG_CODE=de to start a new one (scripts/translate.py fills them)

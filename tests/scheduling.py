@@ -1,4 +1,5 @@
-"""How `make test` shares the suite between its pytest-xdist workers (five: Makefile).
+"""How `make test` shares the suite between its pytest-xdist workers (six: Makefile; the
+suite waits on its clusters more than it computes, so two cores carry six).
 
 pytest-xdist's own `--dist loadgroup` reads a test's group from a suffix it adds to the
 test's node id, which pytest 9.2 no longer reads back: its groups silently stopped being

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from tests import simcluster_process
 from tests.waiting import wait_until
+
+# A deadline for what a page shows, not an expected duration: beside the rest of the suite
+# (six workers on two cores) a wizard step's checks may take more than Playwright's 5 s.
+expect.set_options(timeout=15_000)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"

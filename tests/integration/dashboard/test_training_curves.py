@@ -236,3 +236,32 @@ def test_a_jobs_own_patterns_chart_what_its_log_says_in_its_own_words(
     assert charts["bleu"]["traces"][0]["x"] == [100, 200, 300]
     assert charts["bleu"]["traces"][0]["y"] == [12.5, 17.25, 19.0]
     assert charts["words_per_sec"]["traces"][0]["y"] == [5400, 5550, 5600]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_curves_the_job_pushed_to_prometheus_replace_the_logs_on_the_tab(
+        hub, jobs, alice, settings, demo_cluster):
+    """A script that pushes its loss to the Pushgateway: the Training group charts
+    Prometheus' numbers for it and says so; the log's other metrics stay."""
+    import requests
+    name = "curves-pushed"
+    jobs.create(mpijob(name, workers=1, run_seconds=600))
+    jobs.wait_condition(name, "Running", timeout=60)
+    gateway = f"{demo_cluster.prometheus_url}/metrics/job/{name}/namespace/{NS}"
+    url = reverse("training-job-detail", args=[NS, "mpijob", name])
+    settings.PROMETHEUS_URL = demo_cluster.prometheus_url
+    pushed = {10: 0.5, 20: 0.25}
+    for step, loss in pushed.items():
+        answer = requests.put(gateway, data=f"training_loss {loss}\ntraining_step {step}\n",
+                              verify=str(demo_cluster.ca_file), timeout=10)
+        assert answer.status_code == 200, answer.text
+        wait_until(lambda step=step: (c := {c["name"]: c for c in chart_data(alice.get(
+            url, {"tab": "metrics"}).content.decode())}).get("loss") and
+            c["loss"]["traces"][0]["x"][-1] == step, 60, message=f"step {step} on the tab")
+    body = alice.get(url, {"tab": "metrics"}).content.decode()
+    charts = {c["name"]: c for c in chart_data(body)}
+    assert charts["loss"]["traces"][0]["x"] == list(pushed)
+    assert charts["loss"]["traces"][0]["y"] == list(pushed.values())
+    assert "From Prometheus, where the job pushed them: loss." in body
+    wait_until(lambda: "lr" in {c["name"] for c in chart_data(alice.get(
+        url, {"tab": "metrics"}).content.decode())}, 60, message="the log's curves too")
