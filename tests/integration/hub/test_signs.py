@@ -3,7 +3,9 @@ process on the test database, each looking for signs and sending. alice asked to
 a possible hang and of restarts of her jobs: a job of hers whose Worker crashes and is
 restarted in place, and one that hangs, each reach her webhook exactly once, in the
 diagnosis' words and with what to do. Pending longer than N minutes is claimed once per
-wait and told to the subscriptions that asked for that N, not to one made after."""
+wait and told to the subscriptions that asked for that N, not to one made after. The early
+warnings: a Worker near its memory limit, and a pace that runs past the job's deadline,
+each told once while the job still runs."""
 
 from __future__ import annotations
 
@@ -187,3 +189,58 @@ def test_pending_too_long_is_claimed_once_and_told_to_who_asked_for_that_n(setti
     assert claim_with_orm(summary, ten_sign) is True
     assert sorted(NotificationDelivery.objects.filter(subscription=ten).values_list(
         "channel", flat=True)) == ["dashboard", "email"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_pace_runs_past_its_deadline_is_told_before_it_is_stopped(
+        demo, jobs, settings):
+    """The early warning of a deadline (MPIJob-041): at the pace its log tells, training
+    ends long after `runPolicy.activeDeadlineSeconds`; alice's webhook hears it once, while
+    the job still runs, with what to do."""
+    from channels.layers import InMemoryChannelLayer
+
+    from training import cluster
+    from training.live.hub.hub import Hub, Publisher
+    from training.live.hub.keepers.notifying import NotificationSender
+    from training.live.hub.keepers.signs import SignWatcher
+    from training.live.hub.keepers.transitions import TransitionRecorder
+    from training.models import JobSignal, NotificationSubscription
+
+    with serving(_Receiver) as receiver:
+        settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
+        settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
+        settings.PROMETHEUS_URL = ""
+        cluster.cluster_config.cache_clear()
+        NotificationSubscription.objects.create(
+            username="alice", scope="mine", statuses=[], signals=["warnings"],
+            in_dashboard=False, webhook_url=f"http://127.0.0.1:{receiver.server_address[1]}/",
+            webhook_secret=SECRET)
+        hub = Hub(lambda: dashboard_client(demo), Publisher(InMemoryChannelLayer()),
+                  transitions=TransitionRecorder(),
+                  notifications=NotificationSender(workers=1),
+                  signs=SignWatcher(every=0.3))
+        hub.start()
+        try:
+            # a long run (its epochs seconds apart here), stopped after an hour of the
+            # cluster's time: at its pace, far past that
+            job = mpijob("signs-deadline", workers=1, run_seconds=200000, annotations={
+                "opendatahub.io/username": "alice", "simcluster.io/epochs": "1000"},
+                runPolicy={"activeDeadlineSeconds": 3600})
+            jobs.create(job)
+
+            def told() -> list[dict]:
+                return [body for _path, _signed, body in receiver.received
+                        if body["job"] == "signs-deadline"]
+
+            wait_until(lambda: told(), 60, message=lambda: str(hub.signs.stats()))
+            wait_until(lambda: hub.notifications.idle(), 30, message="the sender done")
+            (warning,) = told()
+            assert warning["event"] == "job.deadline_at_risk" and warning["to"] == "Running"
+            assert warning["headline"].startswith("At its pace training needs ")
+            assert "but its deadline of 1h 0m 0s stops it in " in warning["headline"]
+            assert "Raise or remove runPolicy.activeDeadlineSeconds" in warning["advice"]
+            assert JobSignal.objects.filter(name="signs-deadline",
+                                            signal="deadline").count() == 1
+        finally:
+            hub.stop()
+            cluster.cluster_config.cache_clear()
