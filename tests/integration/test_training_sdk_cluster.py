@@ -69,6 +69,47 @@ def test_the_generated_sdk_code_creates_the_job_the_wizard_would(simcluster, tra
     assert read_manifest(created) == dataclasses.replace(spec, created_by="alice")
 
 
+def test_the_generated_sdk_code_makes_the_new_claim_before_the_job(simcluster, training,
+                                                                  tmp_path):
+    """The review's program for a job with a new volume claim makes the claim first (as
+    the wizard does), then the job that mounts it."""
+    from kubernetes import client as k8s
+
+    from odh.training.manifests.claims import NewClaim
+    from odh.training.spec import PVCVolume
+    spec = job_spec("sdk-claimed", volumes=[PVCVolume("data-sdk-claimed", "/data")])
+    program = tmp_path / "create_job.py"
+    program.write_text(sdk_code(spec, [NewClaim("data-sdk-claimed", "10Gi")]))
+    assert 'TrainingClient().create_volume_claim("data-sdk-claimed", "10Gi", namespace=' \
+        '"team-nlp", access_mode="ReadWriteMany")' in program.read_text()
+    env = dict(os.environ, KUBECONFIG=str(simcluster.kubeconfig("alice")),
+               PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                            env=env, cwd=tmp_path, timeout=120)
+    try:
+        assert result.returncode == 0, result.stderr
+        with simcluster.api_client("admin") as api:
+            claim = k8s.CoreV1Api(api).read_namespaced_persistent_volume_claim(
+                "data-sdk-claimed", NAMESPACE)
+        assert claim.spec.resources.requests["storage"] == "10Gi"
+        assert claim.spec.access_modes == ["ReadWriteMany"]
+        volumes = training.get_job("sdk-claimed", NAMESPACE)["spec"]["mpiReplicaSpecs"][
+            "Worker"]["template"]["spec"]["volumes"]
+    finally:  # the session's cluster is shared: its project's claims as they were
+        training.delete_job("sdk-claimed", NAMESPACE)
+        with simcluster.api_client("admin") as api:
+            k8s.CoreV1Api(api).delete_namespaced_persistent_volume_claim("data-sdk-claimed",
+                                                                         NAMESPACE)
+    assert {"name": "pvc-data-sdk-claimed",
+            "persistentVolumeClaim": {"claimName": "data-sdk-claimed"}} in volumes
+    # a size that is no quantity: said before anything is sent
+    from odh.training import TrainingClient as JobsClient
+    with JobsClient(kubeconfig=str(simcluster.kubeconfig("alice"))) as jobs_client, \
+            pytest.raises(errors.ValidationError) as wrong:
+        jobs_client.create_volume_claim("data-bad", "ten gigs", namespace=NAMESPACE)
+    assert wrong.value.field == "size" and "Gi" in str(wrong.value)
+
+
 def test_a_job_runs_and_the_sdk_follows_it(training):
     spec = job_spec("sdk-lifecycle")
     created = training.create_mpijob(spec)

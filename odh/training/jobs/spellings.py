@@ -11,11 +11,13 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Self
 
-from odh.training import creating
+from odh.training import creating, errors
 from odh.training.capacity.preflight import Preflight
 from odh.training.cluster.jobwatch import wait_until_gone
+from odh.training.findings import errors_of
 from odh.training.jobs.refusals import refusal_error
 from odh.training.logs.logfollow import interleaved, worker_pods
+from odh.training.manifests.claims import DEFAULT_ACCESS_MODE, NewClaim, claim_findings
 from odh.training.sdk import TrainingClient as BaseClient
 from odh.training.spec import clone_spec
 
@@ -84,6 +86,7 @@ class TrainingClient(BaseClient):
         job = client.get_mpijob("bert", namespace="team-nlp")
         for job in client.list_mpijobs("team-nlp", status="Failed"): ...
         client.delete_mpijob("bert", namespace="team-nlp")
+        client.create_volume_claim("data-bert", "100Gi", namespace="team-nlp")
     """
 
     def _project(self, namespace: str | None) -> str:
@@ -105,3 +108,21 @@ class TrainingClient(BaseClient):
         self.delete_job(name, project, MPIJob.kind)
         if wait:
             wait_until_gone(self.cluster, MPIJob.kind, project, name, timeout)
+
+    def create_volume_claim(self, name: str, size: str, namespace: str | None = None,
+                            access_mode: str = DEFAULT_ACCESS_MODE,
+                            storage_class: str = "") -> dict:
+        """A new PersistentVolumeClaim in the project, made with your credentials, as the
+        wizard's "new volume claim" makes it before its job: `size` a quantity ("100Gi"),
+        `access_mode` ReadWriteMany (several Workers on several nodes), ReadWriteOnce or
+        ReadOnlyMany, `storage_class` "" for the cluster's default. Mount it with
+        `VolumeMount(name=..., claim_name=name, mount_path=...)`. ValidationError names
+        what is wrong before anything is sent; a claim of that name already there is
+        errors.Conflict. The claim as the cluster answered it."""
+        project = self._project(namespace)
+        claim = NewClaim(name, size, access_mode, storage_class)
+        problems = errors_of(claim_findings([claim], project, None, None, 1))
+        if problems:
+            field = problems[0].field.removeprefix("claims[0].")
+            raise errors.ValidationError(field, problems[0].message)
+        return self.cluster.create_pvc(project, claim.to_manifest(project))

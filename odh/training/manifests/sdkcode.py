@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from odh.training import spec as specs
+from odh.training.manifests.claims import NewClaim
 from odh.training.manifests.export import exportable
 from odh.training.manifests.trainjobcode import CONSTRUCTORS, class_code
 from odh.training.spec import JobSpec, PVCVolume, SourceVolume, build_manifest
@@ -109,16 +111,41 @@ def _base_needed(spec: JobSpec) -> dict | None:
     return built
 
 
-def sdk_code(spec: JobSpec) -> str:
+def sdk_code(spec: JobSpec, claims: Sequence[NewClaim] = ()) -> str:
     """A runnable program that creates this job: with the SDK's class of its kind where
     it has one (`JobKind.sdk_class`: the TrainJob, trainjobcode.py), else with
-    TrainingClient."""
+    TrainingClient. `claims`: the new volume claims it mounts, made first."""
     settings = _changed(spec)
     base = _base_needed(spec)
     if spec.kind.sdk_class in CONSTRUCTORS:
-        return class_code(spec, settings, base is not None, literal,
+        code = class_code(spec, settings, base is not None, literal,
                           lambda: _spec_code(spec, settings, base, made_by_class=True))
-    return _spec_code(spec, settings, base)
+    else:
+        code = _spec_code(spec, settings, base)
+    return _with_claims(code, spec.namespace, claims) if claims else code
+
+
+def _with_claims(code: str, namespace: str, claims: Sequence[NewClaim]) -> str:
+    """The program with the new claims made before the job (and TrainingClient imported)."""
+    lines = code.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("job = ")), len(lines))
+    made = ["# the new volume claims the job mounts, made first (as the wizard does)"]
+    for claim in claims:
+        args = [literal(claim.name, 1, ""), literal(claim.size, 1, "")]
+        if namespace:
+            args.append(f"namespace={literal(namespace, 1, '')}")
+        args.append(f"access_mode={literal(claim.access_mode, 1, '')}")
+        if claim.storage_class:
+            args.append(f"storage_class={literal(claim.storage_class, 1, '')}")
+        made.append(f"TrainingClient().create_volume_claim({', '.join(args)})")
+    lines[at:at] = [*made, ""]
+    for i, line in enumerate(lines):
+        if line.startswith("from odh.training import ") and "TrainingClient" not in line:
+            names = sorted([*line.removeprefix("from odh.training import ").split(", "),
+                            "TrainingClient"])
+            lines[i] = "from odh.training import " + ", ".join(names)
+            break
+    return "\n".join(lines)
 
 
 def _spec_code(spec: JobSpec, settings: dict[str, Any], base: dict | None,

@@ -272,7 +272,7 @@ def _review_context(request: HttpRequest, client: ClusterClient, draft: WizardDr
     if manifest is not None:
         context["estimate"] = estimate(spec.kind, manifest, request.GET.get("hours", ""))
     try:
-        context["sdk_code"] = sdk_code(spec)
+        context["sdk_code"] = sdk_code(spec, claims)
     except Exception:
         log.exception("sdk_code failed")
         context["sdk_code"] = ""

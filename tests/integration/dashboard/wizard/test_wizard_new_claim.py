@@ -64,6 +64,10 @@ def test_a_new_claim_reaches_the_cluster_and_the_job_mounts_it(alice, cluster_jo
     yaml_text = html.unescape(review.split('id="review-yaml"', 1)[1].split("</pre>", 1)[0])
     assert "kind: MPIJob" in yaml_text and "---\napiVersion: v1\nkind: PersistentVolumeClaim" \
         in yaml_text and "storageClassName: nfs-shared" in yaml_text
+    # and the review's SDK program makes the claim before the job, as Create does
+    assert (f'TrainingClient().create_volume_claim(&quot;{claim}&quot;, &quot;100Gi&quot;, '
+            f'namespace=&quot;{NS}&quot;, access_mode=&quot;ReadWriteMany&quot;, '
+            'storage_class=&quot;nfs-shared&quot;)') in review
     cluster_jobs.track(NS, name)
     assert flow.create(alice, key).status_code == 302
     made = claims.read_namespaced_persistent_volume_claim(claim, NS)
