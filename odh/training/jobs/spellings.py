@@ -116,7 +116,7 @@ class TrainingClient(BaseClient):
         wizard's "new volume claim" makes it before its job: `size` a quantity ("100Gi"),
         `access_mode` ReadWriteMany (several Workers on several nodes), ReadWriteOnce or
         ReadOnlyMany, `storage_class` "" for the cluster's default. Mount it with
-        `VolumeMount(name=..., claim_name=name, mount_path=...)`. ValidationError names
+        `volumes=[PVCVolume(name, "/data")]`. ValidationError names
         what is wrong before anything is sent; a claim of that name already there is
         errors.Conflict. The claim as the cluster answered it."""
         project = self._project(namespace)
