@@ -16,6 +16,7 @@ from odh.training.cluster.api import is_namespace_name, is_object_name
 from odh.training.cluster.client import ClusterClient
 from odh.training.durations import format_timestamp
 from odh.training.kinds import KINDS as JOB_KINDS
+from odh.training.kinds import JobKind
 from odh.training.status import queries
 from odh.training.status.summarize import summarize
 from training import diagnoses
@@ -31,10 +32,6 @@ from training.live.subscription_kinds import (
     Subscription,
     SubscriptionKind,
     ViewState,
-    _get_access,
-    _parts_allowed,
-    _row_id,
-    _served_kinds,
     announce,
     refresh,
     statuses,
@@ -43,6 +40,33 @@ from training.live.subscription_kinds import (
 from training.permissions import may
 
 log = logging.getLogger("training.live")
+
+
+
+def row_id(job_ref: str) -> str:
+    ns, slug, name = job_ref.split("/", 2)
+    return live.row_id(ns, slug, name)
+
+
+def kinds_served(client: ClusterClient) -> list[JobKind]:
+    from training.projects import served_kinds  # the list page's, cached
+
+    return served_kinds(client) or [JOB_KINDS["mpijob"]]
+
+
+def get_access(kind: JobKind) -> Access:
+    return Access("get", kind.plural, kind.group)
+
+
+LIST_PODS = Access("list", "pods")
+LIST_EVENTS = Access("list", "events")
+
+
+def parts_allowed(client: ClusterClient, token: str, namespace: str, view: ViewState) -> None:
+    """What of a job the person may be shown there besides its status: its pods (pod rows,
+    Topology, the step and the Workers' counts they make), its Events rows."""
+    view.pods[namespace] = may(client, token, namespace, LIST_PODS)
+    view.events[namespace] = may(client, token, namespace, LIST_EVENTS)
 
 
 class ProjectJobs(SubscriptionKind):
@@ -63,17 +87,17 @@ class ProjectJobs(SubscriptionKind):
                   view: ViewState) -> None:
         """Asks `get` for each served job kind; refused only if every kind is."""
         allowed = frozenset(
-            kind.slug for kind in _served_kinds(client)
-            if may(client, token, sub.namespace, _get_access(kind)))
+            kind.slug for kind in kinds_served(client)
+            if may(client, token, sub.namespace, get_access(kind)))
         if not allowed:
             raise AccessRefused(sub.namespace)
         view.kinds[sub.namespace] = allowed
-        _parts_allowed(client, token, sub.namespace, view)
+        parts_allowed(client, token, sub.namespace, view)
 
     def snapshot(self, client: ClusterClient, sub: Subscription, view: ViewState,
                  now: datetime) -> list[Frame]:
         allowed = view.kinds.get(sub.namespace, frozenset())
-        kinds = [k for k in _served_kinds(client) if k.slug in allowed]
+        kinds = [k for k in kinds_served(client) if k.slug in allowed]
         # the hub's summaries, as the list page takes them (access reviewed in authorize)
         listing = hub_snapshots.hub_listing(
             [sub.namespace], kinds, lambda _ns, kind: kind.slug in allowed,
@@ -89,7 +113,7 @@ class ProjectJobs(SubscriptionKind):
             if view.shown is not None and job_ref not in view.shown:
                 # not on the page: only a job created since it listed its jobs is named
                 if summary.created and (view.listed is None or summary.created >= view.listed):
-                    created.append((_row_id(job_ref), format_timestamp(summary.created),
+                    created.append((row_id(job_ref), format_timestamp(summary.created),
                                     live.creation_announcement(summary.name)))
                 continue
             view.statuses[job_ref] = str(summary.status)
@@ -104,9 +128,9 @@ class ProjectJobs(SubscriptionKind):
                 if candidates else []
             seen = diagnoses.object_diagnosis(job, pods, events, summary) if job else None
             rows.append(live.render_list_row(summary, now, seen))
-            items.append((_row_id(job_ref), str(summary.status),
+            items.append((row_id(job_ref), str(summary.status),
                           live.announcement(summary, seen)))
-            created.append((_row_id(job_ref),
+            created.append((row_id(job_ref),
                             format_timestamp(summary.created) if summary.created else "",
                             live.creation_announcement(summary.name)))
         if not rows:
@@ -137,7 +161,7 @@ class ProjectJobs(SubscriptionKind):
                         "name": name, "status": live.status_text(status)}
         if text:
             # before the HTML: a deleted row must still be on the page to be announced
-            frames.append(announce(text, only_if=_row_id(job_ref)))
+            frames.append(announce(text, only_if=row_id(job_ref)))
         if status:
             view.statuses[job_ref] = status
         row = variant(message, "html", view.sees_pods(sub.namespace))
@@ -145,7 +169,7 @@ class ProjectJobs(SubscriptionKind):
             frames.append(str(row))
         if message.get("change") == "added":
             # a new job: the page fetches its table again, in case its filters show it
-            frames.append(refresh(LIST_TABLE, [(_row_id(job_ref), "",
+            frames.append(refresh(LIST_TABLE, [(row_id(job_ref), "",
                                                 live.creation_announcement(parts[2]))]))
         return frames
 
@@ -156,7 +180,7 @@ class ProjectJobs(SubscriptionKind):
         table if so); another one is counted, and the page says how many changed."""
         if message.get("change") == "added":
             name = job_ref.rsplit("/", 1)[1]
-            return [refresh(LIST_TABLE, [(_row_id(job_ref), "",
+            return [refresh(LIST_TABLE, [(row_id(job_ref), "",
                                           live.creation_announcement(name))])]
         if job_ref in view.offpage:
             return []
@@ -186,7 +210,7 @@ class OneJob(SubscriptionKind):
     def authorize(self, client: ClusterClient, token: str, sub: Subscription,
                   view: ViewState) -> None:
         super().authorize(client, token, sub, view)
-        _parts_allowed(client, token, sub.namespace, view)
+        parts_allowed(client, token, sub.namespace, view)
 
     def snapshot(self, client: ClusterClient, sub: Subscription, view: ViewState,
                  now: datetime) -> list[Frame]:

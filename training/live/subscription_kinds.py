@@ -18,9 +18,6 @@ from typing import Any
 
 from odh.training.cluster.access import Access
 from odh.training.cluster.client import ClusterClient
-from odh.training.kinds import KINDS as JOB_KINDS
-from odh.training.kinds import JobKind
-from training.live import pushes as live
 from training.permissions import may
 
 log = logging.getLogger("training.live")
@@ -98,11 +95,6 @@ class ViewState:
         return self.events.get(namespace, False)
 
 
-def _row_id(job_ref: str) -> str:
-    ns, slug, name = job_ref.split("/", 2)
-    return live.row_id(ns, slug, name)
-
-
 def announce(text: str, only_if: str = "") -> dict[str, Any]:
     """A JSON frame for the page's aria-live region; `only_if`: an element id the page
     must show for the sentence to concern it (a list row on this page of the list)."""
@@ -130,27 +122,6 @@ def refresh(target: str, items: list[tuple[str, str, str]]) -> dict[str, Any]:
     more) connected."""
     return {"type": "refresh", "target": target,
             "jobs": [{"only_if": i, "created": c, "text": t} for i, c, t in items]}
-
-
-def _served_kinds(client: ClusterClient) -> list[JobKind]:
-    from training.projects import served_kinds  # the list page's, cached
-
-    return served_kinds(client) or [JOB_KINDS["mpijob"]]
-
-
-def _get_access(kind: JobKind) -> Access:
-    return Access("get", kind.plural, kind.group)
-
-
-LIST_PODS = Access("list", "pods")
-LIST_EVENTS = Access("list", "events")
-
-
-def _parts_allowed(client: ClusterClient, token: str, namespace: str, view: ViewState) -> None:
-    """What of a job the person may be shown there besides its status: its pods (pod rows,
-    Topology, the step and the Workers' counts they make), its Events rows."""
-    view.pods[namespace] = may(client, token, namespace, LIST_PODS)
-    view.events[namespace] = may(client, token, namespace, LIST_EVENTS)
 
 
 def variant(message: dict[str, Any], key: str, full: bool) -> Any:
