@@ -6,7 +6,8 @@ import pytest
 
 from simcluster import behaviour
 from simcluster.node import images
-from simcluster.node.training import _np, cuda_oom_error, launched_program
+from simcluster.node.mpi_launcher import _np
+from simcluster.node.training import cuda_oom_error, launched_program
 from simcluster.node.workloads import seeded, shell_program
 
 
