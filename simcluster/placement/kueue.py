@@ -27,55 +27,29 @@ time (simulated clusters hold hundreds of workloads, not millions).
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import hashlib
 from collections.abc import Iterable
-from fractions import Fraction
 from typing import Any
 
-from simcluster.apiserver import strategies
 from simcluster.apiserver.store import Change
 from simcluster.controllers.base import Controller, Key
-from simcluster.controllers.conditions import get_condition, is_true
 from simcluster.placement import kueue_jobs, scheduling
 from simcluster.placement.kueue_jobs import queued
-from simcluster.quantity import format_for
+from simcluster.placement.kueue_quota import (
+    GROUP,
+    JOB_UID_LABEL,
+    KEY,
+    PRIORITY_LABEL,
+    WPC_SOURCE,
+    QuotaArithmetic,
+    condition_of,
+    holds,
+    workload_name,
+)
+from simcluster.placement.kueue_status import QueueStatus
 
 Obj = dict[str, Any]
 
-GROUP = "kueue.x-k8s.io"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
-KEY: Key = ("", "kueue")
-
-
-def workload_name(kind: str, group: str, name: str, uid: str) -> str:
-    """`<kind>-<name>-<5 hex>`, as jobframework's GetWorkloadNameForOwnerWithGVK."""
-    digest = hashlib.sha1(f"{kind}\n{group}\n{name}\n{uid}".encode(),
-                          usedforsecurity=False).hexdigest()[:5]
-    return f"{kind.lower()}-{name}"[:253 - 6] + "-" + digest
-
-
-def _condition(obj: Obj, type_: str) -> Obj | None:
-    return get_condition(obj.get("status") or {}, type_)
-
-
-def _true(obj: Obj, type_: str) -> bool:
-    return is_true(obj.get("status") or {}, type_)
-
-
-def _q(resource: str, milli: int) -> str:
-    return format_for(resource, Fraction(milli, 1000))
-
-
-def _negated(timestamp: str) -> tuple:
-    """Sorts RFC 3339 times newest first."""
-    return tuple(-ord(ch) for ch in timestamp)
-
-
-class KueueController(Controller):
+class KueueController(QuotaArithmetic, QueueStatus, Controller):
     name = "kueue-controller-manager"
 
     def __init__(self, cluster: Any) -> None:
@@ -158,7 +132,7 @@ class KueueController(Controller):
             workload = have.get(uid)
             if workload is None:
                 self._create_workload(kind, job)
-            elif not _true(workload, "Finished"):
+            elif not holds(workload, "Finished"):
                 finished = self.kinds[kind].finished(job)
                 if finished is not None:
                     self._finish(workload, *finished)
@@ -205,7 +179,7 @@ class KueueController(Controller):
         usage = self._usage(workloads)
         pending: dict[str, list[Obj]] = {}
         for w in workloads:
-            if _true(w, "QuotaReserved") or _true(w, "Finished") or \
+            if holds(w, "QuotaReserved") or holds(w, "Finished") or \
                     not (w.get("spec") or {}).get("active", True):
                 continue
             cq_name, problem = self._cluster_queue_of(w)
@@ -251,12 +225,12 @@ class KueueController(Controller):
     def _admitted_priorities(workloads: list[Obj]) -> str:
         """What preemption depends on besides usage: the admitted workloads' priorities."""
         return repr(sorted((w["metadata"].get("uid", ""), (w.get("spec") or {}).get("priority"))
-                           for w in workloads if _true(w, "QuotaReserved")))
+                           for w in workloads if holds(w, "QuotaReserved")))
 
     def pending_in(self, cq_name: str) -> list[Obj]:
         """The ClusterQueue's pending Workloads in its order (the visibility API's)."""
         pending = [w for w in self.store.iter_raw(self.workloads)
-                   if not _true(w, "QuotaReserved") and not _true(w, "Finished")
+                   if not holds(w, "QuotaReserved") and not holds(w, "Finished")
                    and (w.get("spec") or {}).get("active", True)
                    and self._cluster_queue_of(w)[0] == cq_name]
         return sorted(pending, key=lambda w: (*self.order(w), self._arrival(w)))
@@ -277,188 +251,6 @@ class KueueController(Controller):
         if self.store.get_raw(self.cqs, "", cq_name) is None:
             return "", f"ClusterQueue {cq_name} doesn't exist"
         return cq_name, ""
-
-    def _usage(self, workloads: list[Obj]) -> dict[tuple[str, str, str], int]:
-        """(ClusterQueue, flavor, resource) -> milli-units held by its reserving workloads."""
-        used: dict[tuple[str, str, str], int] = {}
-        for w in workloads:
-            if not _true(w, "QuotaReserved") or _true(w, "Finished"):
-                continue
-            admission = (w.get("status") or {}).get("admission") or {}
-            cq = admission.get("clusterQueue", "")
-            for ps in admission.get("podSetAssignments") or []:
-                for resource, flavor in (ps.get("flavors") or {}).items():
-                    amount = scheduling.milli((ps.get("resourceUsage") or {}).get(resource, 0))
-                    used[(cq, flavor, resource)] = used.get((cq, flavor, resource), 0) + amount
-        return used
-
-    def _pod_set_requests(self, w: Obj, ps: Obj) -> dict[str, int]:
-        """What all of a pod set's pods ask for, LimitRange defaults included."""
-        pod = {"metadata": {"namespace": w["metadata"]["namespace"]},
-               "spec": copy.deepcopy((ps.get("template") or {}).get("spec") or {})}
-        # as the API server makes the pods: requests default to limits first, then the
-        # LimitRanges fill what is still missing (a defaultRequest never beats a limit)
-        strategies.default_pod_requests(pod["spec"])
-        with contextlib.suppress(Exception):  # over a maximum: its pods will be refused
-            self.cluster.admission._limit_ranges(pod)
-        per_pod = scheduling.pod_requests(pod)
-        return {r: v * int(ps.get("count", 1)) for r, v in per_pod.items()}
-
-    def _assign(self, cq: Obj, w: Obj, usage: dict,
-                borrow: bool = True) -> tuple[list[Obj] | None, str]:
-        """One flavor per resource group for every pod set, or None and upstream's
-        message of what is lacking."""
-        cq_name = cq["metadata"]["name"]
-        groups = (cq.get("spec") or {}).get("resourceGroups") or []
-        extra: dict[tuple[str, str, str], int] = {}  # what this workload's pod sets took
-        assignments, messages = [], []
-        for ps in (w.get("spec") or {}).get("podSets") or []:
-            requests = self._pod_set_requests(w, ps)
-            flavors: dict[str, str] = {}
-            reasons: list[str] = []
-            covered = set()
-            for group in groups:
-                names = set(group.get("coveredResources") or [])
-                covered |= names
-                needed = {r: v for r, v in requests.items() if r in names}
-                if not needed:
-                    continue
-                chosen, tried = self._flavor_for(cq_name, group, needed, usage, extra, borrow)
-                if chosen is None:
-                    reasons += tried
-                    continue
-                for r, v in needed.items():
-                    flavors[r] = chosen
-                    extra[(cq_name, chosen, r)] = extra.get((cq_name, chosen, r), 0) + v
-            reasons += [f"resource {r} unavailable in ClusterQueue"
-                        for r in sorted(requests) if r not in covered]
-            if reasons:
-                messages.append(f"couldn't assign flavors to pod set {ps['name']}: "
-                                + ", ".join(sorted(reasons)))
-                continue
-            assignments.append({"name": ps["name"], "flavors": flavors,
-                                "resourceUsage": {r: _q(r, v) for r, v in sorted(
-                                    requests.items()) if r in flavors},
-                                "count": int(ps.get("count", 1))})
-        if messages:
-            return None, "; ".join(messages)
-        return assignments, ""
-
-    def _flavor_for(self, cq_name: str, group: Obj, needed: dict[str, int], usage: dict,
-                    extra: dict, borrow: bool = True) -> tuple[str | None, list[str]]:
-        reasons: list[str] = []
-        for flavor in group.get("flavors") or []:
-            name = flavor.get("name", "")
-            if self.store.get_raw(self.flavors, "", name) is None:
-                reasons.append(f"flavor {name} not found")
-                continue
-            fits = True
-            for r, v in sorted(needed.items()):
-                most, available = self._room(cq_name, name, r, usage, extra, borrow)
-                if v > most:
-                    reasons.append(f"insufficient quota for {r} in flavor {name}, request > "
-                                   f"maximum capacity ({_q(r, v)} > {_q(r, most)})")
-                    fits = False
-                elif v > available:
-                    reasons.append(f"insufficient unused quota for {r} in flavor {name}, "
-                                   f"{_q(r, v - max(available, 0))} more needed")
-                    fits = False
-            if fits:
-                return name, []
-        return None, reasons
-
-    def _quota(self, cq_name: str, flavor: str, resource: str) -> tuple[int, int | None,
-                                                                        int | None]:
-        """(nominalQuota, borrowingLimit, lendingLimit) of a ClusterQueue's flavor and
-        resource, in milli-units (limits None when not set)."""
-        cq = self.store.get_raw(self.cqs, "", cq_name) or {}
-        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
-            for f in group.get("flavors") or []:
-                if f.get("name") != flavor:
-                    continue
-                for q in f.get("resources") or []:
-                    if q.get("name") == resource:
-                        limits = [scheduling.milli(q[k]) if q.get(k) is not None else None
-                                  for k in ("borrowingLimit", "lendingLimit")]
-                        return scheduling.milli(q.get("nominalQuota", 0)), *limits
-        return 0, None, None
-
-    def _cohort(self, cq_name: str) -> list[str]:
-        """The other ClusterQueues of its cohort."""
-        cq = self.store.get_raw(self.cqs, "", cq_name) or {}
-        cohort = (cq.get("spec") or {}).get("cohort")
-        if not cohort:
-            return []
-        return [o["metadata"]["name"] for o in self.store.iter_raw(self.cqs)
-                if (o.get("spec") or {}).get("cohort") == cohort
-                and o["metadata"]["name"] != cq_name]
-
-    def _room(self, cq_name: str, flavor: str, r: str, usage: dict, extra: dict,
-              borrow: bool = True) -> tuple[int, int]:
-        """(the most this ClusterQueue could ever hold, what it may take now) of a flavor's
-        resource: its nominal quota, plus what the others of its cohort lend (all their
-        unused nominal quota, or up to their lendingLimit), up to its borrowingLimit."""
-        nominal, borrowing, _lending = self._quota(cq_name, flavor, r)
-        used = usage.get((cq_name, flavor, r), 0) + extra.get((cq_name, flavor, r), 0)
-        pool, pool_used = nominal, used
-        for other in self._cohort(cq_name) if borrow else []:
-            o_nominal, _b, o_lending = self._quota(other, flavor, r)
-            lendable = o_nominal if o_lending is None else min(o_lending, o_nominal)
-            o_used = usage.get((other, flavor, r), 0)
-            pool += lendable
-            # what it uses beyond the part it keeps for itself comes out of the pool
-            pool_used += max(0, o_used - (o_nominal - lendable))
-        most = pool if borrowing is None else min(pool, nominal + borrowing)
-        available = most - pool_used if borrowing is None else min(
-            pool - pool_used, nominal + borrowing - used)
-        return most, available
-
-    # -- preemption within a ClusterQueue ------------------------------------------------------
-    def _preempt_for(self, cq: Obj, w: Obj, usage: dict, workloads: list[Obj]) -> bool:
-        """With `preemption.withinClusterQueue: LowerPriority`, evict the fewest admitted
-        workloads of lower priority whose quota lets `w` fit (lowest priority, then the
-        most recently admitted, first; then those not needed are put back, as upstream's
-        minimal set). Upstream preempts only within the nominal quota: with the others'
-        quota released, `w` must fit without borrowing. True: some were evicted."""
-        policy = ((cq.get("spec") or {}).get("preemption") or {}).get("withinClusterQueue")
-        if policy != "LowerPriority":
-            return False
-        cq_name = cq["metadata"]["name"]
-        priority = int((w.get("spec") or {}).get("priority") or 0)
-        candidates = [o for o in workloads if _true(o, "QuotaReserved")
-                      and not _true(o, "Finished")
-                      and ((o.get("status") or {}).get("admission") or {}).get(
-                          "clusterQueue") == cq_name
-                      and int((o.get("spec") or {}).get("priority") or 0) < priority]
-        candidates.sort(key=lambda o: (int((o.get("spec") or {}).get("priority") or 0),
-                                       _negated(_condition(o, "QuotaReserved").get(
-                                           "lastTransitionTime") or "")))
-        chosen: list[Obj] = []
-        for candidate in candidates:
-            chosen.append(candidate)
-            if self._fits_within_nominal(cq, w, usage, chosen):
-                break
-        else:
-            return False
-        for candidate in reversed(chosen[:-1]):  # keep only those it needs
-            rest = [c for c in chosen if c is not candidate]
-            if self._fits_within_nominal(cq, w, usage, rest):
-                chosen = rest
-        job_uid = (w["metadata"].get("labels") or {}).get(JOB_UID_LABEL) or "UNKNOWN"
-        message = (f"Preempted to accommodate a workload (UID: {w['metadata']['uid']}, "
-                   f"JobUID: {job_uid}) due to prioritization in the ClusterQueue")
-        for target in chosen:
-            self._evict(target, message)
-        return True
-
-    def _fits_within_nominal(self, cq: Obj, w: Obj, usage: dict, freed: list[Obj]) -> bool:
-        released = dict(usage)
-        for o in freed:
-            for key, amount in self._usage([o]).items():
-                released[key] = released.get(key, 0) - amount
-        # without borrowing: what it would hold after the eviction fits its nominal quota
-        assignment, _message = self._assign(cq, w, released, borrow=False)
-        return assignment is not None
 
     def _evict(self, target: Obj, message: str) -> None:
         def evict(obj: Obj) -> None:
@@ -499,7 +291,7 @@ class KueueController(Controller):
             obj.setdefault("status", {})["admission"] = {"clusterQueue": cq_name,
                                                          "podSetAssignments": assignment}
             for type_ in ("Evicted", "Preempted"):  # admitted again after a preemption
-                before = _condition(obj, type_)
+                before = condition_of(obj, type_)
                 if before is not None and before.get("status") == "True":
                     self._set(obj, type_, "False", "QuotaReserved",
                               f"Previously: {before.get('message', '')}")
@@ -514,7 +306,7 @@ class KueueController(Controller):
                                f"Admitted by ClusterQueue {cq_name}", self.name)
 
     def _pending(self, w: Obj, reason: str, message: str) -> None:
-        c = _condition(w, "QuotaReserved")
+        c = condition_of(w, "QuotaReserved")
         if c is not None and c.get("reason") == reason and c.get("message") == message:
             return
 
@@ -529,7 +321,7 @@ class KueueController(Controller):
     # -- admitted jobs run --------------------------------------------------------------------
     def _start_admitted(self, jobs: dict[str, tuple[str, Obj]]) -> None:
         for w in self.store.iter_raw(self.workloads):
-            if not _true(w, "Admitted") or _true(w, "Finished"):
+            if not holds(w, "Admitted") or holds(w, "Finished"):
                 continue
             found = jobs.get((w["metadata"].get("labels") or {}).get(JOB_UID_LABEL, ""))
             if found is None:
@@ -555,95 +347,6 @@ class KueueController(Controller):
         if stored is not None:
             self.events.record(stored, "Normal", "Started",
                                f"Admitted by clusterQueue {cq_name}", self.name)
-
-    # -- queue status -------------------------------------------------------------------------
-    def _write_queue_status(self) -> None:
-        workloads = list(self.store.iter_raw(self.workloads))
-        usage = self._usage(workloads)
-        lq_of: dict[tuple[str, str], str] = {}
-        for lq in self.store.iter_raw(self.lqs):
-            lq_of[(lq["metadata"]["namespace"], lq["metadata"]["name"])] = str(
-                (lq.get("spec") or {}).get("clusterQueue") or "")
-        counts: dict[tuple[str, str], dict[str, int]] = {}  # ("cq"|ns, name) -> counts
-        lq_usage: dict[tuple[str, str, str, str], int] = {}
-        for w in workloads:
-            if _true(w, "Finished"):
-                continue
-            ns = w["metadata"]["namespace"]
-            lq_name = str((w.get("spec") or {}).get("queueName") or "")
-            cq_name = lq_of.get((ns, lq_name), "")
-            state = "admittedWorkloads" if _true(w, "Admitted") else (
-                "reservingWorkloads" if _true(w, "QuotaReserved") else "pendingWorkloads")
-            for owner in (("", cq_name), (ns, lq_name)):
-                if owner[1]:
-                    tally = counts.setdefault(owner, {})
-                    tally[state] = tally.get(state, 0) + 1
-                    if state == "admittedWorkloads":
-                        tally["reservingWorkloads"] = tally.get("reservingWorkloads", 0) + 1
-            if _true(w, "QuotaReserved"):
-                for ps in ((w.get("status") or {}).get("admission") or {}).get(
-                        "podSetAssignments") or []:
-                    for r, flavor in (ps.get("flavors") or {}).items():
-                        key = (ns, lq_name, flavor, r)
-                        lq_usage[key] = lq_usage.get(key, 0) + scheduling.milli(
-                            (ps.get("resourceUsage") or {}).get(r, 0))
-        for cq in self.store.iter_raw(self.cqs):
-            name = cq["metadata"]["name"]
-            self._write_status(self.cqs, cq, self._cq_status(cq, usage, counts.get(("", name),
-                                                                                  {})))
-        for lq in self.store.iter_raw(self.lqs):
-            ns, name = lq["metadata"]["namespace"], lq["metadata"]["name"]
-            cq = self.store.get_raw(self.cqs, "", lq_of[(ns, name)])
-            self._write_status(self.lqs, lq, self._lq_status(cq, ns, name, lq_usage,
-                                                             counts.get((ns, name), {})))
-
-    def _flavor_rows(self, cq: Obj, amount, borrowed: bool) -> list[Obj]:
-        rows = []
-        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                resources = []
-                for q in flavor.get("resources") or []:
-                    r = q.get("name", "")
-                    total = amount(flavor.get("name", ""), r)
-                    row = {"name": r, "total": _q(r, total)}
-                    if borrowed:  # what it holds beyond its nominal quota
-                        over = total - scheduling.milli(q.get("nominalQuota", 0))
-                        row["borrowed"] = _q(r, max(0, over))
-                    resources.append(row)
-                rows.append({"name": flavor.get("name", ""), "resources": resources})
-        return rows
-
-    def _cq_status(self, cq: Obj, usage: dict, tally: dict[str, int]) -> Obj:
-        name = cq["metadata"]["name"]
-        missing = sorted({f.get("name", "") for g in (cq.get("spec") or {}).get(
-            "resourceGroups") or [] for f in g.get("flavors") or []
-            if self.store.get_raw(self.flavors, "", f.get("name", "")) is None})
-        rows = self._flavor_rows(cq, lambda f, r: usage.get((name, f, r), 0), True)
-        active = ({"type": "Active", "status": "True", "reason": "Ready",
-                   "message": "Can admit new workloads"} if not missing else
-                  {"type": "Active", "status": "False", "reason": "FlavorNotFound",
-                   "message": "Can't admit new workloads: references missing "
-                              f"ResourceFlavor(s): {', '.join(missing)}."})
-        return {"flavorsReservation": rows, "flavorsUsage": copy.deepcopy(rows),
-                "pendingWorkloads": tally.get("pendingWorkloads", 0),
-                "reservingWorkloads": tally.get("reservingWorkloads", 0),
-                "admittedWorkloads": tally.get("admittedWorkloads", 0),
-                "conditions": [active]}
-
-    def _lq_status(self, cq: Obj | None, ns: str, name: str, lq_usage: dict,
-                   tally: dict[str, int]) -> Obj:
-        rows = self._flavor_rows(cq, lambda f, r: lq_usage.get((ns, name, f, r), 0),
-                                 False) if cq is not None else []
-        active = ({"type": "Active", "status": "True", "reason": "Ready",
-                   "message": "Can submit new workloads to clusterQueue"} if cq is not None
-                  else {"type": "Active", "status": "False",
-                        "reason": "ClusterQueueDoesNotExist",
-                        "message": "Can't submit new workloads to clusterQueue"})
-        return {"flavorsReservation": rows, "flavorUsage": copy.deepcopy(rows),
-                "pendingWorkloads": tally.get("pendingWorkloads", 0),
-                "reservingWorkloads": tally.get("reservingWorkloads", 0),
-                "admittedWorkloads": tally.get("admittedWorkloads", 0),
-                "conditions": [active]}
 
     # -- writing ------------------------------------------------------------------------------
     def _write_status(self, rt, obj: Obj, status: Obj) -> None:
