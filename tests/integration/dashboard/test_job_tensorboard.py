@@ -248,7 +248,9 @@ def test_pod_runner_creates_a_pod_and_service_as_alice(alice, boards, settings, 
     assert claim.persistent_volume_claim.claim_name == "checkpoints"
     assert claim.persistent_volume_claim.read_only is True
     assert all(m.read_only for m in container.volume_mounts if m.name.startswith("logs"))
-    services = core.list_namespaced_service("team-nlp", label_selector=selector).items
+    # the Service is made right after its Pod (which owns it)
+    services = wait_until(lambda: core.list_namespaced_service(
+        "team-nlp", label_selector=selector).items, 30, message="the TensorBoard service")
     assert [s.metadata.name for s in services] == [pod.metadata.name]
     assert services[0].spec.ports[0].port == 6006
     boards.stop_all()
