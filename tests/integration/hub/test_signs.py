@@ -9,6 +9,7 @@ each told once while the job still runs."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -102,25 +103,23 @@ def test_a_restart_and_a_hang_are_told_once_with_what_to_do(demo, jobs, settings
             cluster.cluster_config.cache_clear()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, settings):
-    """The early warning of a coming OOM (MPIJob-041): Worker 0's working set climbs to its
-    1Gi limit (simcluster's OOM ramp, read from its Prometheus with the dashboard's own
-    account); over 90% for the whole window (2 s here, minutes in the dashboard), alice's
-    webhook hears it once, before the Worker is OOMKilled."""
+@contextmanager
+def _warnings_heard(demo, settings, prometheus_url: str, **watcher):
+    """A hub looking for early warnings (`watcher`: SignWatcher's settings) and a webhook
+    where alice hears them: (the hub, the receiver)."""
     from channels.layers import InMemoryChannelLayer
 
     from training import cluster
     from training.live.hub.hub import Hub, Publisher
     from training.live.hub.keepers.notifying import NotificationSender
-    from training.live.hub.keepers.signs import SignWatcher, prometheus_with_service_account
+    from training.live.hub.keepers.signs import SignWatcher
     from training.live.hub.keepers.transitions import TransitionRecorder
     from training.models import NotificationSubscription
 
     with serving(_Receiver) as receiver:
         settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
         settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
-        settings.PROMETHEUS_URL = demo.prometheus_url
+        settings.PROMETHEUS_URL = prometheus_url
         cluster.cluster_config.cache_clear()
         NotificationSubscription.objects.create(
             username="alice", scope="mine", statuses=[], signals=["warnings"],
@@ -129,31 +128,44 @@ def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, 
         hub = Hub(lambda: dashboard_client(demo), Publisher(InMemoryChannelLayer()),
                   transitions=TransitionRecorder(),
                   notifications=NotificationSender(workers=1),
-                  signs=SignWatcher(every=0.3, prometheus=prometheus_with_service_account,
-                                    memory_window=lambda: 2.0))
+                  signs=SignWatcher(every=0.3, **watcher))
         hub.start()
         try:
-            job = mpijob("signs-memory", workers=1, run_seconds=6000, annotations={
-                "opendatahub.io/username": "alice", "simcluster.io/failure": "oom",
-                "simcluster.io/failure-worker": "0",
-                "simcluster.io/failure-after-seconds": "3000"})
-            worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
-            worker["containers"][0]["resources"] = {"limits": {"memory": "1Gi", "cpu": "1"}}
-            jobs.create(job)
-
-            def told() -> list[dict]:
-                return [body for _path, _signed, body in receiver.received
-                        if body["job"] == "signs-memory"]
-
-            wait_until(lambda: told(), 150, message=lambda: str(hub.signs.stats()))
-            (warning,) = told()
-            assert warning["event"] == "job.memory_near_limit" and warning["to"] == "Running"
-            assert warning["headline"].startswith("Worker 0 has used over 9")
-            assert "of its memory limit for 2s" in warning["headline"]
-            assert "Clone the job with more memory per Worker" in warning["advice"]
+            yield hub, receiver
         finally:
             hub.stop()
             cluster.cluster_config.cache_clear()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_near_its_memory_limit_is_told_before_it_is_killed(demo, jobs, settings):
+    """The early warning of a coming OOM (MPIJob-041): Worker 0's working set climbs to its
+    1Gi limit (simcluster's OOM ramp, read from its Prometheus with the dashboard's own
+    account); over 90% for the whole window (2 s here, minutes in the dashboard), alice's
+    webhook hears it once, before the Worker is OOMKilled."""
+    from training.live.hub.keepers.signs import prometheus_with_service_account
+
+    with _warnings_heard(demo, settings, demo.prometheus_url,
+                         prometheus=prometheus_with_service_account,
+                         memory_window=lambda: 2.0) as (hub, receiver):
+        job = mpijob("signs-memory", workers=1, run_seconds=6000, annotations={
+            "opendatahub.io/username": "alice", "simcluster.io/failure": "oom",
+            "simcluster.io/failure-worker": "0",
+            "simcluster.io/failure-after-seconds": "3000"})
+        worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+        worker["containers"][0]["resources"] = {"limits": {"memory": "1Gi", "cpu": "1"}}
+        jobs.create(job)
+
+        def told() -> list[dict]:
+            return [body for _path, _signed, body in receiver.received
+                    if body["job"] == "signs-memory"]
+
+        wait_until(lambda: told(), 150, message=lambda: str(hub.signs.stats()))
+        (warning,) = told()
+        assert warning["event"] == "job.memory_near_limit" and warning["to"] == "Running"
+        assert warning["headline"].startswith("Worker 0 has used over 9")
+        assert "of its memory limit for 2s" in warning["headline"]
+        assert "Clone the job with more memory per Worker" in warning["advice"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -197,50 +209,26 @@ def test_a_job_whose_pace_runs_past_its_deadline_is_told_before_it_is_stopped(
     """The early warning of a deadline (MPIJob-041): at the pace its log tells, training
     ends long after `runPolicy.activeDeadlineSeconds`; alice's webhook hears it once, while
     the job still runs, with what to do."""
-    from channels.layers import InMemoryChannelLayer
+    from training.models import JobSignal
 
-    from training import cluster
-    from training.live.hub.hub import Hub, Publisher
-    from training.live.hub.keepers.notifying import NotificationSender
-    from training.live.hub.keepers.signs import SignWatcher
-    from training.live.hub.keepers.transitions import TransitionRecorder
-    from training.models import JobSignal, NotificationSubscription
+    with _warnings_heard(demo, settings, "") as (hub, receiver):
+        # a long run (its epochs seconds apart here), stopped after an hour of the
+        # cluster's time: at its pace, far past that
+        job = mpijob("signs-deadline", workers=1, run_seconds=200000, annotations={
+            "opendatahub.io/username": "alice", "simcluster.io/epochs": "1000"},
+            runPolicy={"activeDeadlineSeconds": 3600})
+        jobs.create(job)
 
-    with serving(_Receiver) as receiver:
-        settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
-        settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
-        settings.PROMETHEUS_URL = ""
-        cluster.cluster_config.cache_clear()
-        NotificationSubscription.objects.create(
-            username="alice", scope="mine", statuses=[], signals=["warnings"],
-            in_dashboard=False, webhook_url=f"http://127.0.0.1:{receiver.server_address[1]}/",
-            webhook_secret=SECRET)
-        hub = Hub(lambda: dashboard_client(demo), Publisher(InMemoryChannelLayer()),
-                  transitions=TransitionRecorder(),
-                  notifications=NotificationSender(workers=1),
-                  signs=SignWatcher(every=0.3))
-        hub.start()
-        try:
-            # a long run (its epochs seconds apart here), stopped after an hour of the
-            # cluster's time: at its pace, far past that
-            job = mpijob("signs-deadline", workers=1, run_seconds=200000, annotations={
-                "opendatahub.io/username": "alice", "simcluster.io/epochs": "1000"},
-                runPolicy={"activeDeadlineSeconds": 3600})
-            jobs.create(job)
+        def told() -> list[dict]:
+            return [body for _path, _signed, body in receiver.received
+                    if body["job"] == "signs-deadline"]
 
-            def told() -> list[dict]:
-                return [body for _path, _signed, body in receiver.received
-                        if body["job"] == "signs-deadline"]
-
-            wait_until(lambda: told(), 60, message=lambda: str(hub.signs.stats()))
-            wait_until(lambda: hub.notifications.idle(), 30, message="the sender done")
-            (warning,) = told()
-            assert warning["event"] == "job.deadline_at_risk" and warning["to"] == "Running"
-            assert warning["headline"].startswith("At its pace training needs ")
-            assert "but its deadline of 1h 0m 0s stops it in " in warning["headline"]
-            assert "Raise or remove runPolicy.activeDeadlineSeconds" in warning["advice"]
-            assert JobSignal.objects.filter(name="signs-deadline",
-                                            signal="deadline").count() == 1
-        finally:
-            hub.stop()
-            cluster.cluster_config.cache_clear()
+        wait_until(lambda: told(), 60, message=lambda: str(hub.signs.stats()))
+        wait_until(lambda: hub.notifications.idle(), 30, message="the sender done")
+        (warning,) = told()
+        assert warning["event"] == "job.deadline_at_risk" and warning["to"] == "Running"
+        assert warning["headline"].startswith("At its pace training needs ")
+        assert "but its deadline of 1h 0m 0s stops it in " in warning["headline"]
+        assert "Raise or remove runPolicy.activeDeadlineSeconds" in warning["advice"]
+        assert JobSignal.objects.filter(name="signs-deadline",
+                                        signal="deadline").count() == 1
