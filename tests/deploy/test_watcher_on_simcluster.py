@@ -187,16 +187,21 @@ def test_the_service_monitor_gets_the_cluster_state_with_the_token(watcher, demo
 
     wait_until(lambda: (lambda e, t: t and e == t)(*jobs_match_the_cluster()), 30,
                message=lambda: f"(exported, cluster) = {jobs_match_the_cluster()!r}")
-    samples = parse(watcher.get(target, path, token=TOKEN).text)
+    # the job history's failures come from the transitions the watcher records on its own
+    # thread, just after it has listed the jobs: there within a deadline
+    names = ("mpijob_dashboard_workers", "mpijob_dashboard_quota_hard",
+             "mpijob_dashboard_job_failures_total", "mpijob_dashboard_watch_reconnects_total",
+             "mpijob_dashboard_job_duration_seconds_count")
+    samples = wait_until(lambda: (lambda got: got if all(matching(got, n) for n in names)
+                                  else None)(parse(watcher.get(target, path, token=TOKEN).text)),
+                         30, message=watcher.log)
     assert value(samples, "mpijob_dashboard_hub_ready") == 1.0
     # what the alerts query is there: GPU quota ratios (GPUQuotaNearlyFull), the failures
     # of the job history (TrainingJobFailed), the watches' counters
     gpu = matching(samples, "mpijob_dashboard_quota_used_ratio",
                    resource="requests.nvidia.com/gpu")
     assert {dict(labels)["project"] for labels in gpu} >= {"team-nlp", "team-cv"}
-    for name in ("mpijob_dashboard_workers", "mpijob_dashboard_quota_hard",
-                 "mpijob_dashboard_job_failures_total", "mpijob_dashboard_watch_reconnects_total",
-                 "mpijob_dashboard_job_duration_seconds_count"):
+    for name in names:
         assert matching(samples, name), name
 
 
