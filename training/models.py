@@ -124,6 +124,9 @@ class WizardDraft(models.Model):
     base = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True, db_index=True)
+    # the browser's send time (ms, rising per page) of the newest form post written: a live
+    # check sent before a step's Next and answered after it writes nothing (views/wizard/base.py)
+    revision = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["-updated"]

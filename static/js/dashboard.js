@@ -38,6 +38,17 @@
     }
   });
 
+  // Every wizard request carries its send time, rising within the page: the server answers
+  // a field's check, the resource check and Next in any order, and a check sent before Next
+  // must not write back what the form held then (views/wizard/base.py, write_live_check).
+  var lastRevision = 0;
+  document.addEventListener("htmx:configRequest", function (event) {
+    var source = event.detail.elt;
+    if (!source || !source.closest || !source.closest("#wizard")) return;
+    lastRevision = Math.max(Date.now(), lastRevision + 1);
+    event.detail.parameters["revision"] = String(lastRevision);
+  });
+
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail.target;
     if (!target || target.id !== "wizard") return;

@@ -88,12 +88,48 @@ def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str 
     return step_url(draft, step if step in STEPS else draft.step)
 
 
+def posted_revision(post) -> int | None:
+    """The browser's send time of a wizard post (dashboard.js adds it to every htmx request
+    of the wizard, rising within a page); None from a browser without JavaScript."""
+    value = post.get("revision", "")
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() \
+            or len(value) > 16:
+        return None
+    return int(value)
+
+
 def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
-    """The draft with one step's posted fields written over it, saved."""
+    """The draft with one step's posted fields written over it, saved. A step's own post
+    (Next, Back, a row added) always writes, and marks its revision as the newest: the live
+    checks of the same form sent before it, answered after it, then write nothing
+    (write_live_check)."""
     draft.data = posting.merge_post(draft.data, post, step)
     if step == "resources":  # left with Next or Back: its Workers are chosen
         draft.data = changes.with_workers_chosen(draft.data)
-    draft.save(update_fields=["data", "updated"])
+    fields = ["data", "updated"]
+    revision = posted_revision(post)
+    if revision is not None and revision > draft.revision:
+        draft.revision = revision
+        fields.append("revision")
+    draft.save(update_fields=fields)
+
+
+def write_live_check(draft: WizardDraft, data: dict, post) -> bool:
+    """What a field's live check or the resource check posted, written to the draft unless
+    a newer post of the person's form was written first (htmx sends them in parallel and
+    the server may answer them in any order: an older one must not write back a value the
+    person has changed since, e.g. an empty mount path over the one typed before Next).
+    True when written."""
+    revision = posted_revision(post)
+    if revision is None:
+        draft.data = data
+        draft.save(update_fields=["data", "updated"])
+        return True
+    written = WizardDraft.objects.filter(pk=draft.pk, revision__lt=revision).update(
+        data=data, revision=revision, updated=timezone.now())
+    if written:
+        draft.data, draft.revision = data, revision
+    return bool(written)
 
 
 def new_draft(request: HttpRequest, data: dict, source: str = "",

@@ -5,7 +5,6 @@ similar past runs) applied to the draft."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -15,7 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from training.cluster import user_client
 from training.models import WizardDraft
 from training.projects import projects_for_user
-from training.views.wizard.base import get_draft_for_user, step_url
+from training.views.wizard.base import get_draft_for_user, step_url, write_live_check
 from training.views.wizard.render import project_choices
 from training.web import params
 from training.wizard import changes, checks, formfields, posting
@@ -23,28 +22,16 @@ from training.wizard import queue as wizard_queue
 from training.wizard.advice import advice_for_user
 
 
-def _merge_posted(request: HttpRequest, draft: WizardDraft, only: str = "") -> dict:
-    """Write the posted step's fields into the draft, and return the draft's data with all
-    of them; `only`: write just that field (a field's own check: an older request about
-    another field, answered after a later "Next", must not write back the values that form
-    had then), though the check reads the whole form."""
+def _merge_posted(request: HttpRequest, draft: WizardDraft) -> dict:
+    """Write the posted step's fields into the draft (unless a newer post of the form was
+    written first), and return the draft's data with all of them: the check reads the whole
+    form as the person sees it."""
     step = request.POST.get("step", "")
     if step not in formfields.STEP_FIELDS:
         return draft.data
     merged = changes.with_workers_chosen(posting.merge_post(draft.data, request.POST, step),
                                         draft.data)
-    if only in formfields.STEP_FIELDS[step]:
-        # the one field, on the draft as it is now: checks of other fields (and the step's
-        # own post) may have written since this request read it, and must not be undone
-        with transaction.atomic():
-            fresh = WizardDraft.objects.select_for_update().get(pk=draft.pk)
-            written = {**fresh.data, only: merged.get(only, "")}
-            fresh.data = changes.with_workers_chosen(written, fresh.data)
-            fresh.save(update_fields=["data", "updated"])
-        draft.data = fresh.data
-    else:
-        draft.data = merged
-        draft.save()
+    write_live_check(draft, merged, request.POST)
     return merged
 
 
@@ -53,7 +40,7 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
     """The message fragment of the field that changed, judged with the rest of the draft."""
     draft = get_draft_for_user(request, key)
     name = request.htmx.trigger_name or request.POST.get("field", "")
-    data = _merge_posted(request, draft, only=name)
+    data = _merge_posted(request, draft)
     with user_client(request) as client:
         projects = projects_for_user(request, client)
         _facts, spec, found = checks.check_draft_for_user(client, data, draft.base, projects,
@@ -78,11 +65,10 @@ def job_new_validate(request: HttpRequest, key) -> HttpResponse:
 def job_new_check(request: HttpRequest, key) -> HttpResponse:
     """The live resource check for the draft (after writing what the form holds now)."""
     draft = get_draft_for_user(request, key)
-    if request.method == "POST":
-        _merge_posted(request, draft)
+    data = _merge_posted(request, draft) if request.method == "POST" else draft.data
     with user_client(request) as client:
         projects = projects_for_user(request, client)
-        facts, spec, found = checks.check_draft_for_user(client, draft.data, draft.base,
+        facts, spec, found = checks.check_draft_for_user(client, data, draft.base,
                                                          projects, draft.job_kind)
         forecast = wizard_queue.forecast_for(request, client, spec, facts, projects)
         fit = checks.fit_context(spec, facts, found, client)
