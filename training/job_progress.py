@@ -64,7 +64,7 @@ def _cache_key(token: str, summary: JobSummary) -> str:
 
 def tail_key(token: str, summary: JobSummary) -> str:
     """Where the tail a progress bar was read from is kept (per person, like the bar): the
-    list's diagnoses (training/diagnoses.py) read a running job's silence from it."""
+    list's diagnoses (training/diagnoses/) read a running job's silence from it."""
     return f"training-tail:{identity(token)}:{summary.uid or job_key(summary)}"
 
 

@@ -349,7 +349,7 @@
   // -- the diagnosis card -------------------------------------------------------------------
   // The hub pushes #job-diagnosis-signal with the job state's signature (it reads no logs,
   // quotas or metrics, so it cannot make the card); when it no longer matches the card's,
-  // the card is fetched again with the viewer's own session (training/diagnoses.py).
+  // the card is fetched again with the viewer's own session (training/diagnoses/).
   function refreshDiagnosis() {
     var signal = document.getElementById("job-diagnosis-signal");
     var card = document.getElementById("job-diagnosis");

@@ -1,4 +1,4 @@
-"""The diagnosis (training/diagnoses.py) in list rows and on the Overview."""
+"""The diagnosis (training/diagnoses/) in list rows and on the Overview."""
 
 from __future__ import annotations
 

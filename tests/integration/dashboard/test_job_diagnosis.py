@@ -1,4 +1,4 @@
-"""The diagnosis on the dashboard (training/diagnoses.py) for the demo's failed and waiting
+"""The diagnosis on the dashboard (training/diagnoses/) for the demo's failed and waiting
 jobs: the Overview's card, the list row's line, the card and line on their own, the fix a
 clone applies, Retry's warning, dismissing a hint."""
 

@@ -53,7 +53,7 @@ def _wizards(name: str, failure: str) -> dict:
 
 
 def _headline(sim, token: str, name: str) -> str:
-    """The job page's diagnosis headline for alice (training/diagnoses.py)."""
+    """The job page's diagnosis headline for alice (training/diagnoses/)."""
     from django.test import override_settings
 
     from odh.training.kinds import MPIJOB

@@ -25,7 +25,7 @@ before it sends it:
 - Creations and deletions are transitions too (from "" and to "Deleted"). A little later
   (`AUDIT_GRACE`, time for the dashboard's own audit row to be written) the recorder tells
   the audit trail about those the dashboard did not make: an `AuditEvent` with outcome
-  "seen", the creator the job's annotation names (training/models.py).
+  "seen", the creator the job's annotation names (training/models/jobs.py).
 - A deleted job's `JobState` row is deleted a day after (`PRUNE_AFTER`, by the same
   thread, hourly); its transitions stay, as the job history. A sighting of that uid later
   (a watcher that was behind) finds the transition to "Deleted" and records nothing.
