@@ -308,7 +308,7 @@ TENSORBOARD_CACHE_DIR = env_str("TENSORBOARD_CACHE_DIR", "")
 # Prometheus says) is flagged "Possible hang" (odh.training.diagnosis).
 DIAGNOSIS_HANG_SECONDS = env_int("DIAGNOSIS_HANG_SECONDS", 600, minimum=60)
 
-# Notifications (training/notifications.py). The dashboard's own address, for the links
+# Notifications (training/notifications/). The dashboard's own address, for the links
 # in emails and webhooks (the watcher sends them, outside any request).
 DASHBOARD_URL = env_url("DASHBOARD_URL", "http://127.0.0.1:8000")
 # Webhooks go to public https addresses only; these hosts, addresses and CIDRs are allowed

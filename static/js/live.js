@@ -278,6 +278,28 @@
       .then(function () { refresh.busy = false; });
   }
 
+  // The ticks (the boxes of the "Ticked jobs" form) survive the table fetched again, for a
+  // job that appeared or a filter changed: the rows still shown keep theirs. Read at the
+  // swap, not at the request: a box ticked while the table was on its way counts too.
+  var ticked = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "job-table") return;
+    ticked = Array.prototype.map.call(
+      target.querySelectorAll("input[form='compare-form']:checked"),
+      function (box) { return box.value; });
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (!ticked) return;
+    var values = ticked;
+    ticked = null;
+    var table = document.getElementById("job-table");
+    if (!table) return;
+    table.querySelectorAll("input[form='compare-form']").forEach(function (box) {
+      if (values.indexOf(box.value) !== -1) box.checked = true;
+    });
+  });
+
   // "N jobs not shown on this page changed": its button lists them again
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-live-refresh]");

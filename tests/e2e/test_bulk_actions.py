@@ -21,12 +21,12 @@ def two_jobs(e2e_cluster):
         for name in names:
             jobs.create(mpijob(name, workers=1, run_seconds=3600,
                                annotations={"opendatahub.io/username": "alice"}))
-        yield run, names
+        yield run, names, jobs
         jobs.cleanup()
 
 
 def test_alice_suspends_two_ticked_jobs_with_one_confirmation(page, live_dashboard, two_jobs):
-    run, names = two_jobs
+    run, names, _jobs = two_jobs
     sign_in(page, live_dashboard, "alice", f"/jobs/?project=team-nlp&q={run}")
     for name in names:
         page.get_by_role("checkbox", name=f"Select {name}").check()
@@ -45,3 +45,17 @@ def test_alice_suspends_two_ticked_jobs_with_one_confirmation(page, live_dashboa
         expect(row).to_contain_text("Suspended: its Workers are stopped until you resume it.")
     page.get_by_role("link", name="Back to the jobs").click()
     expect(page.get_by_role("row").filter(has_text=names[0])).to_contain_text("Suspended")
+
+
+def test_a_tick_stays_when_a_new_job_makes_the_list_fetch_its_table_again(page, live_dashboard,
+                                                                        two_jobs):
+    run, names, jobs = two_jobs
+    sign_in(page, live_dashboard, "alice", f"/jobs/?project=team-nlp&q={run}")
+    first = page.get_by_role("checkbox", name=f"Select {names[0]}")
+    first.check()
+    # a third job of the same run: the page lacks it and fetches its table again
+    jobs.create(mpijob(f"tick-3-{run}", workers=1, run_seconds=3600,
+                       annotations={"opendatahub.io/username": "alice"}))
+    expect(page.get_by_role("checkbox", name=f"Select tick-3-{run}")).to_be_visible()
+    expect(first).to_be_checked()
+    expect(page.get_by_role("checkbox", name=f"Select {names[1]}")).not_to_be_checked()

@@ -4,7 +4,7 @@
 |-----------|---------------|------------------------------|-----------------------------------|
 | `notices` | `<user name>` | `notices.<digest of the name>` | the socket's own person only    |
 
-Every page's bell follows its person's notices (training/notifications.py stores them:
+Every page's bell follows its person's notices (training/notifications/ stores them:
 a delivery through the dashboard's own channel, or word that a webhook answered 410
 Gone). The subscription names a user, and is refused unless it names the socket's own
 signed-in person (`ViewState.username`, from the session the OAuth sign-in made): nobody

@@ -3,13 +3,10 @@ last known state and each transition, kept evidence, and automatic retries."""
 
 from __future__ import annotations
 
-import time
-
-from django.db import IntegrityError, OperationalError, models
+from django.db import IntegrityError, models
 from django.utils.translation import gettext_lazy as _
 
-# seconds between attempts when SQLite answers "database is locked" (PostgreSQL waits instead)
-_LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+from training.unlocked import unlocked
 
 
 class JobHistory(models.Model):
@@ -87,20 +84,14 @@ class JobHistory(models.Model):
                     "cause_reason": cause_reason[:63], "started": started,
                     "finished": finished, "duration_seconds": duration_seconds,
                     "gpu_hours": gpu_hours}
-        for delay in (*_LOCKED_RETRIES, None):
+        def write() -> tuple[JobHistory, bool]:
             try:
                 return cls.objects.get_or_create(uid=uid, defaults=defaults)
             except IntegrityError:
                 # get_or_create already retries the read once; a writer whose transaction
                 # committed between the two is found here
                 return cls.objects.get(uid=uid), False
-            except OperationalError as e:
-                # SQLite lets one writer at a time in, and tells the others "locked" rather
-                # than always waiting: try again shortly (the record must not be lost)
-                if delay is None or "locked" not in str(e):
-                    raise
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+        return unlocked(write)
 
     @classmethod
     def record_finished(cls, job: dict, summary, project_uid: str = "") -> tuple[JobHistory,
@@ -204,7 +195,7 @@ class KeptEvidence(models.Model):
                   container: str, run: int, previous: bool, gone: bool, snapshot: dict,
                   log: str) -> bool:
         """Keep the moment if it is not kept yet (another watcher may have): whether now."""
-        for delay in (*_LOCKED_RETRIES, None):
+        def write() -> bool:
             try:
                 _row, created = cls.objects.get_or_create(
                     job_uid=job_uid, pod=pod, container=container, run=run,
@@ -214,23 +205,12 @@ class KeptEvidence(models.Model):
                 return created
             except IntegrityError:
                 return False
-            except OperationalError as e:  # SQLite's "locked": as JobHistory.record_once
-                if delay is None or "locked" not in str(e):
-                    raise
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+        return unlocked(write)
 
     @classmethod
     def kept(cls, job_uid: str, pod: str, container: str, run: int) -> bool:
-        for delay in (*_LOCKED_RETRIES, None):
-            try:
-                return cls.objects.filter(job_uid=job_uid, pod=pod, container=container,
-                                          run=run).exists()
-            except OperationalError as e:  # SQLite's "locked": as keep_once
-                if delay is None or "locked" not in str(e):
-                    raise
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+        return unlocked(lambda: cls.objects.filter(job_uid=job_uid, pod=pod,
+                                                   container=container, run=run).exists())
 
     @classmethod
     def of_job(cls, job_uid: str):

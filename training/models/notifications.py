@@ -1,5 +1,5 @@
 """Notifications: subscriptions, the signs heard, deliveries queued and sent, the bell's rows
-(training/notifications.py)."""
+(training/notifications/)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class JobSignal(models.Model):
     """One occurrence of a sign worth telling before a job ends (odh/training/signs.py): a
     job Pending past N minutes, a possible hang, a restart, an early warning. Claimed once
     per (uid, signal, key), whichever watcher saw it first; its notifications are queued in
-    the same transaction (training/notifications.py), as a transition's are."""
+    the same transaction (training/notifications/), as a transition's are."""
 
     uid = models.CharField(max_length=64)
     namespace = models.CharField(max_length=253)

@@ -106,7 +106,7 @@ def claim_due(limit: int, now: datetime | None = None) -> list[tuple[int, dateti
     from django.db.models import Q
 
     from training.models import JobRetry
-    from training.notifications import _unlocked
+    from training.unlocked import unlocked
 
     now = now or _utcnow()
     until = now + timedelta(seconds=CLAIM_SECONDS)
@@ -115,7 +115,7 @@ def claim_due(limit: int, now: datetime | None = None) -> list[tuple[int, dateti
         "due", "id").values_list("id", "claimed_until")[:limit]
     won = []
     for pk, claimed in due:
-        moved = _unlocked(lambda pk=pk, claimed=claimed: JobRetry.objects.filter(
+        moved = unlocked(lambda pk=pk, claimed=claimed: JobRetry.objects.filter(
             pk=pk, state=JobRetry.State.WAITING, claimed_until=claimed).update(
             claimed_until=until))
         if moved == 1:
@@ -137,7 +137,7 @@ def start(pk: int, claim: datetime, client_factory: Callable[[], ClusterClient],
           clock: Callable[[], datetime] = _utcnow) -> str:
     """Start one claimed retry; its state after."""
     from training.models import AuditEvent, JobRetry
-    from training.notifications import _unlocked
+    from training.unlocked import unlocked
 
     retry = JobRetry.objects.filter(pk=pk).first()
     if retry is None:
@@ -156,7 +156,7 @@ def start(pk: int, claim: datetime, client_factory: Callable[[], ClusterClient],
                     outcome="success" if state == JobRetry.State.STARTED else "failed",
                     detail=f"retry_of={retry.failed} attempt={retry.attempt} by=watcher"
                            + (f" {error}" if error else ""))
-        _unlocked(write)
+        unlocked(write)
         log.info("automatic retry %s/%s (attempt %d of %s): %s %s", retry.namespace,
                  retry.name, retry.attempt, retry.original, state, error)
         return state

@@ -8,7 +8,7 @@ one query), and reads only what the signs asked for need, with the dashboard's o
 service account: the log tail of the pod that tells progress (a hang, the ETA), the GPUs'
 use and the containers' memory from Prometheus. Each sign found is claimed in the
 database as a `JobSignal`, unique per (job uid, signal, occurrence): only the watcher whose
-insert went in queues its notifications, in the same transaction (training/notifications.py),
+insert went in queues its notifications, in the same transaction (training/notifications/),
 so two watchers or a restart never tell it twice; the occurrences this process claimed or
 found claimed are remembered, so a sign that lasts costs no write at each pass. The
 notification sender then delivers them like a transition's.

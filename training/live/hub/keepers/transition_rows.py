@@ -6,7 +6,6 @@ the prune of deleted jobs' rows), each a function of the ORM the recorder is giv
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +26,6 @@ AUDIT_GRACE = timedelta(seconds=10)
 # a deleted job's JobState row outlives its deletion by this much: the watchers still
 # sighting it by then find the transition to "Deleted" instead (claim_with_orm)
 PRUNE_AFTER = timedelta(days=1)
-_LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 # within one second (the API's timestamps), the order a job moves in
 _RANK = {"Pending": 0, "Suspended": 1, "Running": 2, "Succeeded": 3, "Failed": 3, DELETED: 4}
 FINISHED = {str(JobStatus.SUCCEEDED), str(JobStatus.FAILED)}
@@ -86,18 +84,9 @@ def _later(sighting: Sighting, status: str, since: datetime | None) -> bool:
 
 def claim_with_orm(sighting: Sighting, project_uid: str = "") -> Claim:
     """Record the sighting's transition unless another watcher did (or nothing moved)."""
-    from django.db import OperationalError
+    from training.unlocked import unlocked
 
-    for delay in (*_LOCKED_RETRIES, None):
-        try:
-            return _claim(sighting, project_uid)
-        except OperationalError as e:
-            # SQLite lets one writer at a time in, and tells the others "locked" rather
-            # than always waiting: try again shortly
-            if delay is None or "locked" not in str(e):
-                raise
-            time.sleep(delay)
-    raise AssertionError("unreachable")
+    return unlocked(lambda: _claim(sighting, project_uid))
 
 
 def _claim(sighting: Sighting, project_uid: str) -> Claim:

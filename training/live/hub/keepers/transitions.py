@@ -17,7 +17,7 @@ before it sends it:
   behind (its sighting older than the row's) moves nothing.
 - The job history is written from the transition to Succeeded or Failed, in that same
   transaction: one record per finished job, by the watcher that claimed it. So are the
-  transition's notifications queued (training/notifications.py), and a failed job's
+  transition's notifications queued (training/notifications/), and a failed job's
   automatic retry decided (training/live/hub/keepers/retries.py).
 - A job that changed while nothing watched (the dashboard down, the watcher killed before
   it claimed) is claimed from the first list after the next start: its row says the old

@@ -14,7 +14,6 @@ unknown.
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -29,25 +28,14 @@ log = logging.getLogger("training.live.hub")
 QUEUE_MAX = 1000
 ATTEMPTS = 3
 RETRY_SECONDS = 5.0
-_LOCKED_RETRIES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 
 
 def write_with_orm(uid: str, usage: Usage) -> None:
-    from django.db import OperationalError
-
     from training.models import JobHistory
+    from training.unlocked import unlocked
 
-    for delay in (*_LOCKED_RETRIES, None):
-        try:
-            JobHistory.objects.filter(uid=uid).update(
-                peak_memory_bytes=usage.peak_memory_bytes,
-                gpu_utilization=usage.gpu_utilization)
-            return
-        except OperationalError as e:
-            # SQLite's "locked" (one writer at a time): as the transition recorder does
-            if delay is None or "locked" not in str(e):
-                raise
-            time.sleep(delay)
+    unlocked(lambda: JobHistory.objects.filter(uid=uid).update(
+        peak_memory_bytes=usage.peak_memory_bytes, gpu_utilization=usage.gpu_utilization))
 
 
 def _prometheus():
