@@ -90,6 +90,10 @@ def test_an_admin_raises_the_gpu_quota_and_the_wizard_sees_it_at_once(
 
     overview = admin.get(reverse("training-cluster-overview")).content.decode()
     assert f'href="{QUOTA}"' in overview  # "Change the quota of team-nlp"
+    # "Manage quotas" (ADM-6) leads to the projects' quotas and their links
+    assert re.search(r'href="#cluster-projects" id="manage-quotas">.*Manage quotas</a>',
+                     overview)
+    assert 'id="cluster-projects"' in overview
     page = admin.get(QUOTA)
     assert page.status_code == 200
     assert_valid(page.content.decode())

@@ -114,7 +114,10 @@ def test_an_upstream_example_is_told_as_the_wizards_job_for_every_failure(sim):
         token = oauth_token(sim, "alice")
         told = {f: (_headline(sim, token, f"up-{f}"), _headline(sim, token, f"wz-{f}"))
                 for f in FAILURES}
-        assert {f: up for f, (up, wz) in told.items() if up != wz} == {}, told
+        differ = {f: pair for f, pair in told.items() if pair[0] != pair[1]}
+        # said whole (pytest cuts a long dict): which failure, and both headlines
+        assert not differ, "upstream vs wizard's: " + "; ".join(
+            f"{f}: {up!r} vs {wz!r}" for f, (up, wz) in differ.items())
         assert not any(up.startswith("We could not tell") for up, _wz in told.values()), told
         # what made it possible: the upstream Launcher's failed runs, kept with their logs
         kept = KeptEvidence.objects.filter(job_name="up-mpi-connection-refused")

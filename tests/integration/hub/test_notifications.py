@@ -149,3 +149,40 @@ def test_a_webhook_that_is_gone_is_turned_off_and_its_owner_told(demo, settings)
         assert NotificationDelivery.objects.get(pk=pk).status_code == 410
         assert Notification.objects.filter(username="alice",
                                            text__contains="410 Gone").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_access_revoked_after_queueing_and_before_sending_sends_nothing(demo, settings):
+    """bob may see team-nlp's jobs when the failure is queued for him, not when it is due:
+    the SubjectAccessReview at delivery says no, and nothing reaches him."""
+    from datetime import UTC, datetime
+
+    from tests.dashboard_support import role_in
+    from training import cluster, notifications
+    from training.models import (
+        JobTransition,
+        Notification,
+        NotificationDelivery,
+        NotificationSubscription,
+    )
+
+    settings.CLUSTER_KUBECONFIG = str(demo.kubeconfig("dashboard"))
+    cluster.cluster_config.cache_clear()
+    try:
+        bob = NotificationSubscription.objects.create(
+            username="bob", scope="project", project=NS, statuses=["Failed"],
+            in_dashboard=True)
+        failed = JobTransition.objects.create(
+            uid="revoked-1", namespace=NS, kind="MPIJob", name="revoked-job",
+            created_by="alice", from_status="Running", to_status="Failed",
+            at=datetime.now(UTC), headline="Out of memory")
+        with role_in(demo, NS, "bob", "view", "bob-views-team-nlp"):
+            assert notifications.may_see_with_sar(bob, failed)  # he may, while queued
+            assert notifications.queue_for(failed) == 1
+        ((pk, claim),) = notifications.claim_due(5)
+        assert notifications.deliver(pk, claim) == "skipped"
+        delivery = NotificationDelivery.objects.get(pk=pk)
+        assert "bob may no longer see this job" in delivery.last_error
+        assert not Notification.objects.filter(username="bob").exists()
+    finally:
+        cluster.cluster_config.cache_clear()

@@ -50,6 +50,15 @@ def test_a_relative_working_directory_is_refused_and_kept(alice):
     assert flow.draft(key).data["working_dir"] == "workspace"
 
 
+def test_a_job_without_a_command_says_it_runs_its_images_entrypoint(alice):
+    key = start(alice)
+    flow.fill(alice, key, name=unique("wiz-entry"), namespace=NS, command="")
+    review = alice.get(step_url(key, "review")).content.decode()
+    said = re.search(r'<span id="review-entrypoint">(.*?)</span>', review)
+    assert said and html.unescape(said.group(1)) == "its image's entrypoint (no command given)"
+    assert "1 Launcher with" in review
+
+
 @pytest.fixture
 def pull_secrets(demo_cluster):
     """Two image pull secrets in team-nlp, and an Opaque Secret the list must not offer."""
