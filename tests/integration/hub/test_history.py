@@ -171,6 +171,16 @@ class Database:
                           "ORDER BY id")
         return [row[:3] for row in rows if row[3] == name]
 
+    def subscribe(self, username: str, statuses: list[str]) -> None:
+        """`username` subscribes to their own jobs' `statuses`, in the dashboard (made with
+        the ORM in a process of its own, as the page would)."""
+        code = ("from training.models import NotificationSubscription as S; "
+                f"S.objects.create(username={username!r}, scope='mine', "
+                f"statuses={statuses!r}, in_dashboard=True)")
+        result = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT,
+                                env=self.env(), capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+
     def query(self, sql: str) -> list[tuple]:
         if self.vendor == "sqlite":
             with sqlite3.connect(self.path, timeout=10) as conn:
@@ -328,6 +338,7 @@ def test_transitions_while_nothing_watched_are_recorded_once_on_the_next_start(
     and the job removed outside the dashboard as "seen", with the creator its annotation
     names."""
     db, watchers = two_watchers
+    db.subscribe("bob", ["Failed"])  # notified of his jobs' failures, in the dashboard
     jobs.create(short_job("while-watched"))
     wait_until(lambda: any(name == "while-watched" for _u, _o, name in db.rows()), 60,
                message=lambda: f"while-watched recorded: {db.rows()}")
@@ -363,6 +374,12 @@ def test_transitions_while_nothing_watched_are_recorded_once_on_the_next_start(
     assert Counter(uid for uid, _o, _n in db.rows())[doomed["metadata"]["uid"]] == 1
     assert db.audit("made-unwatched").count(("create", "seen", "alice")) == 1
     assert db.audit("while-watched").count(("delete", "seen", "")) == 1
+    # the failure while no watcher ran is queued for bob once, from the transition found
+    # at the next start (then sent, or skipped where he may not see the job)
+    queued = db.query("SELECT d.channel FROM training_notificationdelivery d JOIN "
+                      "training_jobtransition t ON d.transition_id = t.id WHERE "
+                      "t.name = 'fails-unwatched' AND t.to_status = 'Failed'")
+    assert queued == [("dashboard",)], queued
     for watcher in watchers:
         assert watcher.process.poll() is None, watcher.log()
         assert "Traceback" not in watcher.log(), watcher.log()
