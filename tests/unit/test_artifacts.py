@@ -222,3 +222,47 @@ def test_a_trainjob_writes_where_its_trainer_says_on_the_node_jobs_claim():
     found = find_outputs(TRAINJOB, job)
     assert [(o.claim, o.sub_path, o.named_by) for o in found.outputs] == [
         ("checkpoints", "ner", "--output_dir")]
+
+
+def _suspended_job() -> dict:
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": "gpt2", "namespace": "team-nlp", "uid": "u1",
+                         "creationTimestamp": "2026-11-30T10:00:00Z"},
+            "spec": {"runPolicy": {"suspend": True}, "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1}, "Worker": {"replicas": 2}}},
+            "status": {"conditions": [
+                {"type": "Created", "status": "True", "reason": "MPIJobCreated",
+                 "lastTransitionTime": "2026-11-30T10:00:00Z"},
+                {"type": "Suspended", "status": "True", "reason": "MPIJobSuspended",
+                 "message": "MPIJob team-nlp/gpt2 is suspended.",
+                 "lastTransitionTime": "2026-11-30T10:20:00Z"}]}}
+
+
+def _event(reason: str, message: str, at: str) -> dict:
+    return {"reason": reason, "message": message, "lastTimestamp": at, "type": "Normal",
+            "involvedObject": {"kind": "MPIJob", "name": "gpt2", "namespace": "team-nlp"}}
+
+
+def test_a_run_kueue_preempted_is_resumable_and_one_suspended_by_hand_is_not():
+    from datetime import UTC, datetime
+
+    from odh.training.artifacts.resume import resumable
+    from odh.training.status.summarize import summarize
+
+    job, now = _suspended_job(), datetime(2026, 11, 30, 11, tzinfo=UTC)
+    preempted = _event("Stopped", "Preempted to accommodate a workload (UID: w2, JobUID: j2) "
+                       "due to prioritization in the ClusterQueue", "2026-11-30T10:20:00Z")
+    summary = summarize(job, [], [preempted], now)
+    assert summary.status == "Suspended"
+    assert resumable(summary, [preempted])
+    assert not resumable(summary, [])  # suspended, no word of a preemption
+    # suspended again by its owner after the preemption: the last word is theirs
+    by_hand = _event("MPIJobSuspended", "MPIJob team-nlp/gpt2 is suspended.",
+                     "2026-11-30T10:40:00Z")
+    assert not resumable(summary, [preempted, by_hand])
+    # another job's preemption says nothing of this one
+    other = {**preempted, "involvedObject": {"kind": "MPIJob", "name": "bert"}}
+    assert not resumable(summary, [other])
+    running = summarize({**job, "spec": {**job["spec"], "runPolicy": {}}, "status": {}},
+                        [], [preempted], now)
+    assert not resumable(running, [preempted])

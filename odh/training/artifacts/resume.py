@@ -11,6 +11,10 @@ A job declares how it is resumed in one of these ways (the first found wins):
 - the job's command environment already has a variable `RESUME_FROM` (with any value, even
   empty): the same as `opendatahub.io/resume-env: RESUME_FROM`.
 
+It is offered on a run that failed, or that Kueue preempted and holds suspended (`resumable`:
+Kueue stops the job with an event whose message begins "Preempted to accommodate a
+workload"; its own conditions say only that it is suspended).
+
 Without one the dashboard cannot know how the program takes a checkpoint, and offers no
 "Resume from this checkpoint". The checkpoint's path is the one the job's containers see
 (the output directory's path plus the checkpoint's name), so it is right for a clone that
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from odh.training.artifacts.outputs import OutputDir
 from odh.training.kinds import JobSpec
 from odh.training.paths import as_dict, get_path
+from odh.training.status.summary import JobStatus, JobSummary
 
 RESUME_ARG_ANNOTATION = "opendatahub.io/resume-arg"
 RESUME_ENV_ANNOTATION = "opendatahub.io/resume-env"
@@ -98,3 +103,28 @@ def resume_changes(spec: JobSpec, way: ResumeWay, path: str) -> dict:
     env = [{"name": e.name, "value": e.value, "value_from": e.value_from} for e in spec.env
            if e.name != way.env]
     return {"env": [*env, {"name": way.env, "value": path, "value_from": None}]}
+
+
+def _says_preempted(reason: object, message: object) -> bool:
+    return "preempt" in f"{reason} {message}".lower()
+
+
+def resumable(summary: JobSummary, events: list[dict]) -> bool:
+    """A failed run, or one preempted and held suspended: by its conditions, or by the
+    job's own events (Kueue's "Stopped: Preempted to accommodate a workload ...", upstream
+    and simcluster alike), the newest saying so."""
+    if summary.status == JobStatus.FAILED:
+        return True
+    if summary.status != JobStatus.SUSPENDED:
+        return False
+    if any(_says_preempted(c.reason, c.message) for c in summary.conditions):
+        return True
+    about_job = [e for e in events
+                 if (e.get("involvedObject") or {}).get("name") == summary.name
+                 and (e.get("involvedObject") or {}).get("kind") == summary.kind.kind]
+    about_job.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
+    # the last word on the job: a preemption, not a suspension the person asked for since
+    stops = [e for e in about_job if e.get("reason") == "Stopped"
+             or "suspend" in str(e.get("reason") or "").lower()
+             or _says_preempted(e.get("reason"), e.get("message"))]
+    return bool(stops) and _says_preempted(stops[-1].get("reason"), stops[-1].get("message"))

@@ -22,14 +22,18 @@ from odh.training.artifacts.lister import ArtifactsRefused, ListerSettings, down
 from odh.training.artifacts.listing import UnsafePath, human_size
 from odh.training.artifacts.outputs import find_outputs
 from odh.training.artifacts.reading import Artifacts, read_artifacts
-from odh.training.artifacts.resume import checkpoint_path, resume_changes, resume_way
+from odh.training.artifacts.resume import (
+    checkpoint_path,
+    resumable,
+    resume_changes,
+    resume_way,
+)
 from odh.training.cluster.access import identity
 from odh.training.cluster.client import ClusterClient
 from odh.training.diagnosis import JobFix
 from odh.training.kinds import JobKind
 from odh.training.spec import ManifestError, read_manifest
 from odh.training.status.queries import JobDetail
-from odh.training.status.summary import JobStatus, JobSummary
 from training import diagnoses
 from training.accounts import session
 from training.cluster import user_client
@@ -68,20 +72,11 @@ def names_outputs(kind: JobKind, job: dict) -> bool:
     return bool(find_outputs(kind, job).outputs)
 
 
-def _resumable(summary: JobSummary) -> bool:
-    """A failed run, or one Kueue preempted (suspended, saying so in its conditions)."""
-    if summary.status == JobStatus.FAILED:
-        return True
-    return summary.status == JobStatus.SUSPENDED and any(
-        "preempt" in f"{c.reason} {c.message}".lower()
-        for c in summary.conditions)
-
-
 def resume_url(request: HttpRequest, detail: JobDetail, artifacts: Artifacts) -> str:
     """The clone that resumes from the newest checkpoint, or "" when there is none to offer:
     the run did not fail, has no checkpoint, or its template declares no way to resume."""
     summary, newest = detail.summary, artifacts.newest_checkpoint
-    if newest is None or not summary.kind.wizard_ready or not _resumable(summary):
+    if newest is None or not summary.kind.wizard_ready or not resumable(summary, detail.events):
         return ""
     try:
         spec = read_manifest(detail.job)
@@ -117,7 +112,7 @@ def artifacts_context(request: HttpRequest, client: ClusterClient, detail: JobDe
             "tb": tensorboard_context(request, detail),
             "has_logdirs": any(item.logdirs for item in artifacts.listings),
             "resume_url": resume_url(request, detail, artifacts),
-            "resumable": _resumable(detail.summary),
+            "resumable": resumable(detail.summary, detail.events),
             "resume_way": resume_way_text(detail),
             "download_limit": settings.ARTIFACTS_DOWNLOAD_LIMIT_BYTES,
             "download_limit_text": human_size(settings.ARTIFACTS_DOWNLOAD_LIMIT_BYTES)}
