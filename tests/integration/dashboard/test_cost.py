@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -144,6 +145,11 @@ def test_alice_sees_her_projects_page(alice):
     assert_valid(body)
     quota = text_of(body, "table-project-quota")
     assert "GPUs" in quota and "/24" in quota
+    # the pending pods' share is said apart: the demo's team-nlp has GPU pods waiting
+    gpus = re.search(r"GPUs team-quota (\d+)/24 \(\d+%\) (\d+) \((\d+)%\)", quota)
+    assert gpus, quota
+    assert 0 < int(gpus.group(2)) <= int(gpus.group(1))
+    assert round(100 * int(gpus.group(2)) / 24) == int(gpus.group(3))
     statuses = text_of(body, "project-status-counts")
     assert "Running" in statuses and "Pending" in statuses
     assert "alice" in text_of(body, "cost-by-person")
