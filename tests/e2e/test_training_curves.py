@@ -44,3 +44,12 @@ def test_a_finished_jobs_training_charts_draw(page, live_dashboard, screenshot):
     table = page.get_by_role("table", name="Accuracy")
     expect(table.get_by_role("row", name=re.compile("End of epoch"))).to_contain_text("12")
     screenshot("training-curves")
+
+    # the Overview's success card says what the run ended with, from the same curves
+    page.goto(live_dashboard + RESNET.split("?", 1)[0])
+    card = page.get_by_role("region", name="What this run ended with")
+    expect(card).to_be_visible()
+    for title in ("Loss", "Accuracy", "Duration"):
+        expect(card.get_by_role("term").filter(has_text=re.compile(f"^{title}$"))) \
+            .to_be_visible()
+    expect(card.locator("[data-figure=final]").first).to_have_text(re.compile(r"^\d"))
