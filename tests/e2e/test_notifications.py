@@ -8,11 +8,13 @@ review and a job's page show a cost."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
 import json
 import re
 import uuid
+from decimal import Decimal
 
 import pytest
 from playwright.sync_api import expect
@@ -267,6 +269,28 @@ def test_the_admin_s_a100_price_shows_in_the_wizard_and_on_a_job_page(browser, l
 
         page.goto(live_dashboard + ALICES_JOB)  # a GPU job, running
         expect(page.locator("#job-cost-figure")).to_contain_text(re.compile(r"\d"))
+
+        # the chargeback: each A100 job's cost is its hours at these prices, and the last
+        # row adds up every job's hours and cost
+        admin_page.goto(live_dashboard + "/cluster/?period=30d")
+        with admin_page.expect_download() as waiting:
+            admin_page.get_by_role("link", name="Export as CSV (chargeback)").click()
+        with open(waiting.value.path(), encoding="utf-8") as f:
+            header, *jobs, total = list(csv.reader(f))
+        at = {name: i for i, name in enumerate(header)}
+
+        def figure(row: list[str], name: str) -> Decimal:
+            return Decimal(row[at[name]])
+        on_a100 = [r for r in jobs if r[at["gpu_model"]] == A100 and figure(r, "gpu_hours")]
+        assert on_a100, jobs  # the demo's finished GPU jobs ran on A100s
+        for row in on_a100:
+            priced = (figure(row, "gpu_hours") * Decimal("2.50") +
+                      figure(row, "cpu_hours") * Decimal("0.05") +
+                      figure(row, "memory_gib_hours") * Decimal("0.01"))
+            assert abs(priced - figure(row, "cost")) < Decimal("0.001"), row
+        for name in ("gpu_hours", "cost"):
+            assert abs(sum(figure(r, name) for r in jobs) - figure(total, name)) \
+                < Decimal("0.0001") * (len(jobs) + 1), (name, total)
     finally:  # no price again, as the other tests expect
         _set_prices(admin_page, live_dashboard, "", "", "")
         admin.close()
