@@ -305,6 +305,39 @@ def test_the_tabs_data_downloads_as_csv_and_json_for_the_range_shown(alice):
         "disk_read", "disk_write"}
 
 
+def test_each_chart_downloads_its_own_data_as_csv_and_json(alice):
+    """A chart card's own "CSV" and "JSON": that chart's points over the range shown, the
+    same points as in the whole tab's files, and nothing of the other charts."""
+    import csv
+    import io
+
+    tab = alice.get(BERT, {"tab": "metrics", "range": "15m"}).content.decode()
+    csv_url = re.search(r'<a href="([^"]*metrics\.csv[^"]*metric=cpu)" download '
+                        r'aria-label="Download CPU per pod as CSV">CSV</a>', tab)
+    json_url = re.search(r'<a href="([^"]*metrics\.json[^"]*metric=cpu&amp;download=1)" '
+                         r'download aria-label="Download CPU per pod as JSON">JSON</a>', tab)
+    assert csv_url and json_url, re.findall(r'class="dash-chart-export">.*?</p>', tab)[:2]
+    got = alice.get(html.unescape(csv_url.group(1)))
+    assert got.status_code == 200
+    assert got["Content-Disposition"] == 'attachment; filename="bert-large-pretrain-cpu.csv"'
+    rows = list(csv.DictReader(io.StringIO(got.content.decode())))
+    assert rows and {r["series"].split("/")[0] for r in rows} == {"cpu"}
+    data = alice.get(html.unescape(json_url.group(1)))
+    assert data["Content-Disposition"] == \
+        'attachment; filename="bert-large-pretrain-cpu.json"'
+    charts = data.json()["charts"]
+    assert list(charts) == ["cpu"] and "training" not in data.json()
+    from odh.training.metrics.charts import parse_iso
+    points = {(f"cpu/{s['name']}", t) for s in charts["cpu"]["series"]
+              for t, y in zip(s["t"], s["y"], strict=True) if y is not None}
+    assert {(r["series"], round(parse_iso(r["time"]))) for r in rows} == points
+    # a chart that does not exist: said, with the ones that do
+    url = reverse("training-job-metrics-csv", args=["team-nlp", "mpijob", "bert-large-pretrain"])
+    wrong = alice.get(url, {"range": "15m", "metric": "loss!"})
+    assert wrong.status_code == 400
+    assert "There is no chart called “loss!”: use one of gpu_util" in wrong.content.decode()
+
+
 def test_bob_may_not_download_team_nlps_metrics(bob):
     url = reverse("training-job-metrics-csv", args=["team-nlp", "mpijob", "bert-large-pretrain"])
     got = bob.get(url, {"range": "15m"})

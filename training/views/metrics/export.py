@@ -93,10 +93,16 @@ def job_training_part(request: HttpRequest, project: str, kind: str, name: str
 def job_metrics_csv(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
     """The Metrics tab's charts over the range shown and its Training series, as CSV
     (`series,time,value,step,epoch`, series as `<chart>/<series>`: the CLI's `odh training
-    metrics -o csv`); `metric=training`: the Training series alone (no Prometheus asked)."""
+    metrics -o csv`); `metric=training`: the Training series alone (no Prometheus asked);
+    `metric=<chart>` (`cpu`, `gpu_util`...): that chart alone, as its card's link asks."""
     from odh.training.metrics.export import CHART_KEYS, TRAINING, as_series, csv_text
 
-    only_training = request.GET.get("metric") == TRAINING
+    metric = request.GET.get("metric", "")
+    only_training = metric == TRAINING
+    if metric and not only_training and metric not in CHART_KEYS:
+        return HttpResponse(_("There is no chart called “%(metric)s”: use one of %(known)s.")
+                            % {"metric": metric[:40], "known": ", ".join(CHART_KEYS)} + "\n",
+                            status=400, content_type="text/plain; charset=utf-8")
     data: dict = {}
     if not only_training:
         result, problem = metrics_for(request, project, kind, name)
@@ -104,7 +110,9 @@ def job_metrics_csv(request: HttpRequest, project: str, kind: str, name: str) ->
             message, status = problem
             return HttpResponse(message + "\n", status=status,
                                 content_type="text/plain; charset=utf-8")
-        data = as_series(result, list(CHART_KEYS))
+        data = as_series(result, [metric] if metric else list(CHART_KEYS))
+        if metric:  # one chart's card: its data alone
+            return _csv_response(csv_text(data), f"{name}-{metric}")
     elif KINDS.get(kind) is None or not is_namespace_name(project) or \
             not is_object_name(name):
         return HttpResponse(_("There is no such job.") + "\n", status=404,
@@ -116,7 +124,11 @@ def job_metrics_csv(request: HttpRequest, project: str, kind: str, name: str) ->
             return HttpResponse(e.message + "\n", status=e.status or 503,
                                 content_type="text/plain; charset=utf-8")
     data[TRAINING] = training_series(request, project, kind, name)
-    response = HttpResponse(csv_text(data), content_type="text/csv; charset=utf-8")
+    return _csv_response(csv_text(data), f"{name}-metrics")
+
+
+def _csv_response(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Cache-Control"] = "no-store"
-    response["Content-Disposition"] = f'attachment; filename="{name}-metrics.csv"'
+    response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
     return response

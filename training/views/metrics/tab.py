@@ -259,18 +259,26 @@ def job_metrics_json(request: HttpRequest, project: str, kind: str,
 
     The Metrics tab fetches its charts' points from here once drawn (the page carries only
     their tables), then polls with `since` for new ones; with `download`, the same as a
-    file (the tab's "Download as JSON")."""
+    file (the tab's "Download as JSON"); with `metric=<chart>` too, that chart alone (its
+    card's link)."""
+    metric = request.GET.get("metric", "")
+    if metric and metric not in m.CHART_KEYS:
+        return _json_error(_("There is no chart called “%(metric)s”: use one of %(known)s.")
+                           % {"metric": metric[:40], "known": ", ".join(m.CHART_KEYS)}, 400)
     result, problem = metrics_for(request, project, kind, name)
     if problem is not None:
         return _json_error(*problem)
     data = result.as_dict()
-    if request.GET.get("download"):  # the Training group's curves too (not in each poll)
+    if metric:
+        data["charts"] = {k: v for k, v in data["charts"].items() if k == metric}
+    elif request.GET.get("download"):  # the Training group's curves too (not in each poll)
         from training.views.metrics.export import training_series
         data["training"] = training_series(request, project, kind, name)
     response = JsonResponse(data)
     response["Cache-Control"] = "no-store"
     if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="{name}-metrics.json"'
+        response["Content-Disposition"] = \
+            f'attachment; filename="{name}-{metric or "metrics"}.json"'
     return response
 
 
