@@ -107,6 +107,16 @@ def htmx_of(request: HttpRequest) -> HtmxDetails:
     return found if isinstance(found, HtmxDetails) else HtmxDetails(request)
 
 
+def _is_navigation(request: HttpRequest, htmx: HtmxDetails) -> bool:
+    """Whether an htmx GET is the person going somewhere (a boosted link, a tab of the page
+    they are on: the same address, other parameters), not a part of the page fetched from
+    an address of its own."""
+    if htmx.boosted or htmx.history_restore_request:
+        return True
+    current = htmx.current_url_abs_path
+    return current is None or current.split("?", 1)[0] == request.path
+
+
 def page_to_return_to(request: HttpRequest) -> str:
     """Where "Try again" and sign-in lead after this request: its own address after a GET;
     after a POST (whose address may take POST only: a link to it would answer 405), the
@@ -214,8 +224,14 @@ class ClusterErrorMiddleware:
         if not isinstance(exception, errors.ClusterError):
             return None
         response = self._page_for(request, exception)
-        if htmx_of(request) and request.method == "GET" \
+        htmx = htmx_of(request)
+        if htmx and request.method == "GET" \
                 and not isinstance(response, HttpResponseClientRedirect):
+            if not _is_navigation(request, htmx):
+                # a part the page fetched on its own (a card, a row's line): the window
+                # must not go to the part's address; the page stays, and says what failed
+                # (static/js/request-errors.js reads this answer)
+                return reswap(response, "none")
             # htmx swaps no error response: load the address as a whole page, which shows
             # the error page (or the content, if the cluster is back by then)
             redirect = HttpResponseClientRedirect(request.get_full_path())

@@ -129,9 +129,32 @@ def test_it_never_shows_a_stack_trace_for_a_cluster_error(alice, unreachable_clu
 
 
 def test_it_turns_a_failed_htmx_swap_into_a_page_load(alice, unreachable_cluster):
-    r = alice.get(GPT2, {"tab": "logs"}, HTTP_HX_REQUEST="true")
+    r = alice.get(GPT2, {"tab": "logs"}, HTTP_HX_REQUEST="true",
+                  HTTP_HX_CURRENT_URL="http://testserver" + GPT2)
     assert r.status_code == 503
     assert r["HX-Redirect"] == GPT2 + "?tab=logs"
+
+
+def test_a_part_the_page_fetched_itself_never_sends_the_window_to_its_address(
+        alice, unreachable_cluster):
+    """The diagnosis card fetched by the job's page, the cluster away: the page stays (a
+    banner says what failed, from this answer), never loads the card's own address."""
+    card = reverse("training-job-diagnosis", args=["team-nlp", "mpijob", "gpt2-finetune"])
+    r = alice.get(card, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="http://testserver" + GPT2)
+    assert r.status_code == 503
+    assert "HX-Redirect" not in r and r["HX-Reswap"] == "none"
+    assert "The cluster could not be reached" in r.content.decode()
+
+
+def test_the_diagnosis_of_a_job_deleted_meanwhile_is_nothing_to_swap(alice):
+    """A job's page asks for its diagnosis when the hub pushes the job's deletion: the job is
+    gone, and the page, which says so, stays as it is (204); a whole page asked for shows
+    the job's 404 page."""
+    card = reverse("training-job-diagnosis", args=["team-nlp", "mpijob", "no-such-job"])
+    page = reverse("training-job-detail", args=["team-nlp", "mpijob", "no-such-job"])
+    r = alice.get(card, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="http://testserver" + page)
+    assert r.status_code == 204 and not r.content and "HX-Redirect" not in r
+    assert alice.get(card).status_code == 404
 
 
 # -- "Try again" after a failed POST leads to a page, not to the POST-only address ------------

@@ -9,6 +9,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from odh.training import errors
 from odh.training.diagnosis import PAGES
 from training import diagnoses
 from training.accounts import session
@@ -21,7 +22,14 @@ from training.templatetags.diagnosis_tags import story_line
 def job_diagnosis(request: HttpRequest, project: str, kind: str, name: str) -> HttpResponse:
     job_kind = kind_or_404(kind)
     with user_client(request) as client:
-        detail = get_job_for_user(request, client, project, job_kind, name)
+        try:
+            detail = get_job_for_user(request, client, project, job_kind, name)
+        except errors.NotFound:
+            if request.htmx:
+                # the job went while its page asked (the hub's push of its deletion made
+                # the page ask): the page says so already, and there is nothing to tell
+                return HttpResponse(status=204)
+            raise
     diagnosis = diagnoses.for_detail(request, detail)
     if request.GET.get("part") == "line":
         seen = diagnoses.object_diagnosis(detail.job, detail.pods, detail.events,
