@@ -206,3 +206,37 @@ def test_a_finished_job_is_not_suspended_and_not_said_to_be(cli, training):
     assert "cli-done has finished (Succeeded): there is nothing to suspend." in refused.stderr
     assert training.get_job("cli-done", NAMESPACE)["spec"].get("runPolicy", {}).get(
         "suspend") is not True
+
+
+def test_volume_mounts_an_existing_claim_and_a_missing_one_is_refused(cli, simcluster):
+    from kubernetes import client as k8s
+
+    with simcluster.api_client("admin") as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespaced_persistent_volume_claim(NAMESPACE, {
+            "metadata": {"name": "cli-data"}, "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "resources": {"requests": {"storage": "10Gi"}}}})
+        try:
+            made = cli(*small_job("cli-volume", "--volume", "cli-data:/data:ro"))
+            assert made.returncode == 0, made.stderr
+            job = k8s.CustomObjectsApi(api).get_namespaced_custom_object(
+                "kubeflow.org", "v2beta1", NAMESPACE, "mpijobs", "cli-volume")
+            for role in ("Launcher", "Worker"):
+                pod = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+                claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]
+                          if "persistentVolumeClaim" in v]
+                assert claims == ["cli-data"], pod["volumes"]
+                mounts = [(m["mountPath"], m.get("readOnly", False))
+                          for m in pod["containers"][0]["volumeMounts"]]
+                assert ("/data", True) in mounts, mounts
+        finally:
+            core.delete_namespaced_persistent_volume_claim("cli-data", NAMESPACE)
+
+    missing = cli(*small_job("cli-no-claim", "--volume", "nowhere:/data"))
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: --volume") and "nowhere" in missing.stderr
+    unclear = cli(*small_job("cli-bad-volume", "--volume", "cli-data"))
+    assert unclear.returncode == 2
+    assert unclear.stderr == ("error: --volume “cli-data”: write CLAIM:PATH, e.g. --volume "
+                              "data:/data (add :ro to mount it read-only).\n")

@@ -21,7 +21,14 @@ from odh.training.manifests.overrides import OverrideError, apply_set
 from odh.training.manifests.retries import ALL, PLATFORM, with_retries
 from odh.training.manifests.templates import BUILTIN_TEMPLATES, template_by_slug
 from odh.training.quantity import parse_quantity
-from odh.training.spec import EnvVar, JobSpec, ManifestError, build_manifest, read_manifest
+from odh.training.spec import (
+    EnvVar,
+    JobSpec,
+    ManifestError,
+    PVCVolume,
+    build_manifest,
+    read_manifest,
+)
 
 # what a person typed on the command line, by the spec attribute a finding names (a kind
 # may name some its own way: JobKind.command_line)
@@ -33,7 +40,7 @@ FLAGS = {
     "launcher_memory": "--launcher-memory", "mpi_implementation": "--mpi-implementation",
     "node_selector": "--node-selector", "env": "--env", "priority_class": "--priority-class",
     "queue_name": "--queue", "labels": "--label", "annotations": "--annotation",
-    "image_pull_secret": "--image-pull-secret",
+    "image_pull_secret": "--image-pull-secret", "volumes": "--volume",
 }
 # a fix's change -> the flag that makes it
 FIX_FLAGS = {"workers": "--workers", "gpus_per_worker": "--gpu-per-worker",
@@ -213,6 +220,8 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
                              % {"item": item[:60]})
         spec.env = [e for e in spec.env if e.name != key] + [EnvVar(name=key, value_from={
             "secretKeyRef": {"name": secret, "key": secret_key}})]
+    for item in args.volume:
+        spec.volumes = _with_volume(spec.volumes, item)
     if args.image_pull_secret is not None:
         spec.image_pull_secret = args.image_pull_secret
     if args.node_selector:
@@ -230,6 +239,19 @@ def spec_from_args(args: argparse.Namespace, name: str, kind: JobKind) -> JobSpe
         spec.annotations = {**spec.annotations, OUTPUT_PATH_ANNOTATION: path}
     spec.annotations = _retries(args, spec.annotations)
     return _with_fields_set(spec, args.set_fields) if args.set_fields else spec
+
+
+def _with_volume(volumes: list[PVCVolume], item: str) -> list[PVCVolume]:
+    """`--volume CLAIM:PATH[:ro]` added to the spec's claims (one mount per claim: the
+    flag replaces a manifest's mount of the same claim). The claim's name and the path are
+    checked with the rest of the spec (the claim must exist in the project)."""
+    claim, _sep, rest = item.partition(":")
+    path, _sep, mode = rest.partition(":")
+    if not claim or not path or mode not in ("", "ro", "rw"):
+        raise UsageError(_("--volume “%(item)s”: write CLAIM:PATH, e.g. --volume data:/data "
+                           "(add :ro to mount it read-only).") % {"item": item[:80]})
+    return [v for v in volumes if v.claim_name != claim] + [
+        PVCVolume(claim_name=claim, mount_path=path, read_only=mode == "ro")]
 
 
 def _retries(args: argparse.Namespace, annotations: dict[str, str]) -> dict[str, str]:

@@ -136,6 +136,10 @@ def verb_parser(verb: str, prog: str) -> ArgumentParser:
                        metavar="NAME=SECRET:KEY",
                        help=_("environment variable read from a key of a Secret (repeat "
                               "for more)"))
+        p.add_argument("--volume", action="append", default=[], metavar="CLAIM:PATH[:ro]",
+                       help=_("mount an existing PersistentVolumeClaim of the project on "
+                              "the Launcher and every Worker, e.g. data:/data (:ro: "
+                              "read-only; repeat for more)"))
         p.add_argument("--image-pull-secret", default=None, metavar="SECRET",
                        help=_("Secret to pull the image with"))
         p.add_argument("--node-selector", default="", metavar="KEY=VALUE[,KEY=VALUE]",
