@@ -12,11 +12,12 @@ LATEST_DATE = date(9000, 1, 1)
 EARLIEST_DATE = date(1970, 1, 1)
 
 
-def index(value: object) -> int | None:
-    """A small non-negative whole number written in ASCII digits ("3"), else None."""
+def index(value: object, digits: int = MAX_INDEX_DIGITS) -> int | None:
+    """A non-negative whole number written in ASCII digits ("3"), of at most `digits`
+    digits (small, unless said), else None."""
     if not isinstance(value, str) or not value.isascii() or not value.isdigit():
         return None
-    if len(value) > MAX_INDEX_DIGITS:
+    if len(value) > digits:
         return None
     return int(value)
 

@@ -15,12 +15,15 @@ from tests.waiting import wait_until
 from tests.webhook_receiver import Quiet, serving
 
 
-class Unavailable(Quiet):
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.received.append(self.path)
-        self.send_response(503)
-        self.end_headers()
+def answering(status: int) -> type[Quiet]:
+    """A receiver that keeps each delivery's path and answers `status`."""
+    class Answering(Quiet):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.server.received.append(self.path)
+            self.send_response(status)
+            self.end_headers()
+    return Answering
 
 
 @pytest.mark.django_db(transaction=True)
@@ -29,7 +32,7 @@ def test_a_503_is_tried_again_later_and_later_then_given_up_after_a_day(settings
     from training.models import NotificationDelivery, NotificationSubscription
 
     settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
-    with serving(Unavailable) as server:
+    with serving(answering(503)) as server:
         sub = NotificationSubscription.objects.create(
             username="alice", scope="mine", statuses=["Failed"], in_dashboard=False,
             webhook_url=f"http://127.0.0.1:{server.server_address[1]}/hook",
@@ -81,15 +84,8 @@ def test_a_slow_webhook_holds_back_none_of_the_other_deliveries(settings):
             self.send_response(204)
             self.end_headers()
 
-    class Fast(Quiet):
-        def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.server.received.append(self.path)
-            self.send_response(204)
-            self.end_headers()
-
     settings.NOTIFY_WEBHOOK_ALLOW = ["127.0.0.1"]
-    with serving(Slow) as slow, serving(Fast) as fast:
+    with serving(Slow) as slow, serving(answering(204)) as fast:
         def subscribe(name: str, server) -> NotificationSubscription:
             return NotificationSubscription.objects.create(
                 username=name, scope="mine", statuses=["Failed"], in_dashboard=False,

@@ -18,6 +18,7 @@ from odh.training.spec import JobSpec, new_spec
 from training.models import WizardDraft
 from training.permissions import person_may
 from training.views.job.jobs import PROJECT_KEY
+from training.web import params
 from training.wizard import changes, drafts, formfields, posting
 
 STEPS = ("type", "configuration", "resources", "review")
@@ -91,11 +92,7 @@ def keep_posted_input(request: HttpRequest, url_name: str, kwargs: dict) -> str 
 def posted_revision(post) -> int | None:
     """The browser's send time of a wizard post (dashboard.js adds it to every htmx request
     of the wizard, rising within a page); None from a browser without JavaScript."""
-    value = post.get("revision", "")
-    if not isinstance(value, str) or not value.isascii() or not value.isdigit() \
-            or len(value) > 16:
-        return None
-    return int(value)
+    return params.index(post.get("revision", ""), digits=16)  # milliseconds since 1970
 
 
 def merge_posted_step(draft: WizardDraft, post, step: str) -> None:
